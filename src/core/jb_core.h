@@ -1,0 +1,125 @@
+/* jitterbench shared core, MPI part: start-up and collective error exit,
+ * common options, timer calibration, node detection, run metadata, and the
+ * three output forms (table on rank 0, one summary line per result, JSON). */
+#ifndef JB_CORE_H
+#define JB_CORE_H
+
+#include <getopt.h>
+#include <mpi.h>
+#include <stdio.h>
+
+#include "jb_util.h"
+
+/* Options every benchmark takes; a benchmark lists them after its own in
+ * its getopt_long table and passes unhandled codes to jb_common_option. */
+#define JB_COMMON_LONGOPTS                                   \
+    {"json", required_argument, NULL, 0x100},                \
+    {"calls", required_argument, NULL, 0x101},               \
+    {"warmup", required_argument, NULL, 0x102},              \
+    {"seed", required_argument, NULL, 0x103},                \
+    {"validate", no_argument, NULL, 0x104},                  \
+    {"tasks-per-node", required_argument, NULL, 0x105},      \
+    {"help", no_argument, NULL, 'h'},                        \
+    {"version", no_argument, NULL, 0x106},                   \
+    {NULL, 0, NULL, 0}
+
+#define JB_COMMON_HELP                                                                      \
+    "  --calls N             timed calls (repetitions) per result\n"                        \
+    "  --warmup N            untimed calls before the timed ones\n"                         \
+    "  --tasks-per-node K    treat each K consecutive ranks as one node (virtual nodes)\n" \
+    "  --validate            check every received payload; a mismatch is an error\n"       \
+    "  --seed S              seed of the random streams (per rank)\n"                       \
+    "  --json FILE           write the whole run as JSON (atomically)\n"                    \
+    "  --version, --help\n"
+
+typedef struct {
+    const char *json_path;
+    long calls, warmup;
+    unsigned long long seed;
+    int validate;
+    long tasks_per_node; /* 0: from MPI_COMM_TYPE_SHARED */
+} jb_common;
+
+/* Where this rank lives: real nodes from MPI_Comm_split_type, or virtual
+ * nodes of K consecutive ranks when --tasks-per-node K is given. */
+typedef struct {
+    int nnodes;          /* nodes in the job */
+    int node;            /* this rank's node, 0..nnodes-1 */
+    int local_rank;      /* rank within the node */
+    int tasks_per_node;  /* equal on every node, or 0 when nodes differ */
+    int min_tpn, max_tpn;
+    int virtual_nodes;   /* 1 when forced by --tasks-per-node */
+    int real_nnodes;     /* nodes as the MPI sees them */
+} jb_nodes;
+
+typedef struct {
+    double wtick;        /* MPI_Wtick */
+    double resolution;   /* smallest non-zero step of MPI_Wtime seen, s */
+    double overhead;     /* mean cost of one MPI_Wtime call, s */
+    int wtime_global;    /* MPI_WTIME_IS_GLOBAL */
+} jb_timer;
+
+typedef struct {
+    const char *name;     /* benchmark name, e.g. "halo" */
+    const char *usage;    /* benchmark-specific part of --help */
+    int rank, size;
+    int argc;
+    char **argv;
+    jb_common opt;
+    jb_nodes nodes;
+    jb_timer timer;
+    jb_json config;       /* the benchmark's "config" object, filled by it */
+    jb_json results;      /* result entries, rank 0 only */
+    jb_json *entry;       /* the result being written, or NULL */
+    char line[4096];      /* the summary line being written */
+    size_t line_len;
+    char table_header[1024];
+    char table_row[1024];
+    int table_started;
+} jb_ctx;
+
+/* MPI_Init and defaults; calls and warmup are the benchmark's defaults. */
+void jb_init(jb_ctx *ctx, int *argc, char ***argv, const char *name, const char *usage,
+             long calls, long warmup);
+/* Handles a common option; returns 0 if c is not one.  Unknown options and
+ * missing arguments end the run with one clear line. */
+int jb_common_option(jb_ctx *ctx, int c, const char *arg);
+/* Ends option parsing: rejects positional arguments, detects nodes,
+ * calibrates the timer. */
+void jb_options_done(jb_ctx *ctx, int optind_after);
+
+/* Collective failure, for conditions every rank sees alike: rank 0 prints
+ * "jb-NAME: error: ..." as one line, every rank finalizes and exits 2. */
+void jb_fail(jb_ctx *ctx, const char *fmt, ...) __attribute__((format(printf, 2, 3), noreturn));
+/* For conditions seen on some ranks only: agreed by one MPI_Allreduce, so
+ * every rank fails together (the message names how many ranks saw it). */
+void jb_fail_if_any(jb_ctx *ctx, int local_bad, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+/* Parses an option value with a jb_parse_* call; fails naming the option. */
+#define JB_PARSE(ctx, optname, call)                                       \
+    do {                                                                   \
+        char jb_err_[JB_ERRLEN];                                           \
+        char *err = jb_err_;                                               \
+        if ((call) != 0)                                                   \
+            jb_fail((ctx), "%s: %s", (optname), jb_err_);                  \
+        (void)err;                                                         \
+    } while (0)
+
+/* Busy-waits for the given seconds (calibrated noise, not sleep: a sleeping
+ * task would give its core away and change what is measured). */
+void jb_busy_wait(double seconds);
+
+/* Output.  A result is a set of key/value fields: every field goes into the
+ * JSON entry and the summary line; fields with show != 0 also become a
+ * column of the readable table.  Rank 0 only; other ranks ignore the calls. */
+void jb_result_begin(jb_ctx *ctx);
+void jb_result_str(jb_ctx *ctx, const char *key, const char *value, int show);
+void jb_result_int(jb_ctx *ctx, const char *key, long long value, int show);
+void jb_result_num(jb_ctx *ctx, const char *key, double value, int show);
+jb_json *jb_result_json(jb_ctx *ctx); /* for JSON-only parts (series, histograms) */
+void jb_result_end(jb_ctx *ctx);
+
+/* Writes the JSON document (if --json) atomically, finalizes MPI; returns
+ * the process exit code. */
+int jb_finish(jb_ctx *ctx);
+
+#endif

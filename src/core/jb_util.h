@@ -1,0 +1,98 @@
+/* jitterbench shared core, MPI-free part: option-value parsing, statistics,
+ * log-binned histograms, a seedable RNG and a JSON builder.  Kept free of
+ * MPI so that ctest can check it on known inputs without a launcher. */
+#ifndef JB_UTIL_H
+#define JB_UTIL_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#define JB_ERRLEN 256
+
+/* ---- option values ------------------------------------------------------
+ * Each parser returns 0 on success, or -1 with a one-line message in err. */
+
+/* "4096", "4K", "1M", "2G" (binary multiples, as message sizes are). */
+int jb_parse_size(const char *text, size_t *out, char *err);
+/* "8,1K,64K", or a power-of-two range "8:1M" (8, 16, ..., 1M), or a mix. */
+int jb_parse_size_list(const char *text, size_t **out, int *count, char *err);
+/* A whole number in [lo, hi]. */
+int jb_parse_long(const char *text, long lo, long hi, long *out, char *err);
+/* A comma-separated list of whole numbers in [lo, hi]. */
+int jb_parse_long_list(const char *text, long lo, long hi, long **out, int *count, char *err);
+/* "AxB" or "AxBxC": positive dimensions, at most maxdims of them. */
+int jb_parse_dims(const char *text, int maxdims, int *dims, int *ndims, char *err);
+/* Index of text in a NULL-terminated name table (case-sensitive), or -1. */
+int jb_lookup(const char *text, const char *const *names);
+/* A comma-separated list of names from the table ("all" selects every one);
+ * selected[i] is set for each name given.  aliases (or NULL) is a second
+ * table of the same length whose entries select the same items. */
+int jb_parse_name_list(const char *text, const char *const *names, const char *const *aliases,
+                       int *selected, char *err);
+
+/* ---- statistics on one array -------------------------------------------- */
+typedef struct {
+    size_t n;
+    double mean, stddev, min, max;
+    double p50, p90, p99, p999;
+} jb_summary;
+
+/* Percentile q in [0, 100] of sorted[0..n-1], linear interpolation between
+ * closest ranks (numpy's default, Hyndman & Fan type 7). */
+double jb_percentile_sorted(const double *sorted, size_t n, double q);
+/* Summary of x (not modified; a sorted copy is made). */
+void jb_summarize(const double *x, size_t n, jb_summary *s);
+
+/* ---- log-binned histogram ------------------------------------------------
+ * Fixed bin edges, identical on every rank, so histograms merge across ranks
+ * by summing counts (one MPI_Reduce of JB_HIST_NBINS counters). */
+#define JB_HIST_BINS_PER_DECADE 20
+#define JB_HIST_LO_US 1e-3   /* lower edge of bin 1; bin 0 holds smaller values */
+#define JB_HIST_DECADES 11   /* up to 1e8 us = 100 s; the last bin holds larger */
+#define JB_HIST_NBINS (JB_HIST_BINS_PER_DECADE * JB_HIST_DECADES + 2)
+typedef struct {
+    uint64_t count[JB_HIST_NBINS];
+} jb_hist;
+
+void jb_hist_clear(jb_hist *h);
+void jb_hist_add(jb_hist *h, double us);
+int jb_hist_bin(double us);
+double jb_hist_lower(int bin); /* 0 for bin 0 */
+double jb_hist_upper(int bin); /* +inf for the last bin */
+uint64_t jb_hist_total(const jb_hist *h);
+/* Percentile estimated from the histogram: the geometric middle of the bin
+ * holding the q-th percentile sample (within 6 % of the true value, given 20
+ * bins per decade). */
+double jb_hist_percentile(const jb_hist *h, double q);
+
+/* ---- random numbers (splitmix64: tiny, seedable, same on every platform) */
+typedef struct { uint64_t state; } jb_rng;
+void jb_rng_seed(jb_rng *r, uint64_t seed, uint64_t stream);
+uint64_t jb_rng_next(jb_rng *r);
+double jb_rng_uniform(jb_rng *r); /* in [0, 1) */
+
+/* ---- JSON builder --------------------------------------------------------
+ * Appends to a growing buffer; keys are NULL inside arrays.  Non-finite
+ * numbers become null (JSON has no NaN). */
+typedef struct {
+    char *buf;
+    size_t len, cap;
+    int depth;
+    unsigned char first[64]; /* no element written yet at this depth */
+    char closer[64];         /* the bracket that closes this depth */
+} jb_json;
+
+void jb_json_init(jb_json *j);
+void jb_json_free(jb_json *j);
+void jb_json_object(jb_json *j, const char *key);
+void jb_json_array(jb_json *j, const char *key);
+void jb_json_end(jb_json *j); /* closes the innermost object or array */
+void jb_json_str(jb_json *j, const char *key, const char *value);
+void jb_json_num(jb_json *j, const char *key, double value);
+void jb_json_int(jb_json *j, const char *key, long long value);
+void jb_json_bool(jb_json *j, const char *key, int value);
+void jb_json_nums(jb_json *j, const char *key, const double *v, size_t n);
+void jb_json_raw(jb_json *j, const char *key, const char *json_text);
+void jb_json_hist(jb_json *j, const char *key, const jb_hist *h);
+
+#endif

@@ -1,0 +1,123 @@
+/* Statistics on known arrays, log-binned histograms and the RNG. */
+#include "jb_util.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+static int cmp_double(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+double jb_percentile_sorted(const double *sorted, size_t n, double q)
+{
+    if (n == 0)
+        return NAN;
+    double pos = q / 100.0 * (double)(n - 1);
+    size_t i = (size_t)floor(pos);
+    if (i + 1 >= n)
+        return sorted[n - 1];
+    double frac = pos - (double)i;
+    return sorted[i] + frac * (sorted[i + 1] - sorted[i]);
+}
+
+void jb_summarize(const double *x, size_t n, jb_summary *s)
+{
+    memset(s, 0, sizeof *s);
+    s->n = n;
+    if (n == 0) {
+        s->mean = s->stddev = s->min = s->max = NAN;
+        s->p50 = s->p90 = s->p99 = s->p999 = NAN;
+        return;
+    }
+    double *sorted = malloc(n * sizeof *sorted);
+    memcpy(sorted, x, n * sizeof *sorted);
+    qsort(sorted, n, sizeof *sorted, cmp_double);
+    double sum = 0.0;
+    for (size_t i = 0; i < n; i++)
+        sum += sorted[i];
+    s->mean = sum / (double)n;
+    double ss = 0.0;
+    for (size_t i = 0; i < n; i++)
+        ss += (sorted[i] - s->mean) * (sorted[i] - s->mean);
+    s->stddev = n > 1 ? sqrt(ss / (double)(n - 1)) : 0.0;
+    s->min = sorted[0];
+    s->max = sorted[n - 1];
+    s->p50 = jb_percentile_sorted(sorted, n, 50.0);
+    s->p90 = jb_percentile_sorted(sorted, n, 90.0);
+    s->p99 = jb_percentile_sorted(sorted, n, 99.0);
+    s->p999 = jb_percentile_sorted(sorted, n, 99.9);
+    free(sorted);
+}
+
+void jb_hist_clear(jb_hist *h) { memset(h, 0, sizeof *h); }
+
+int jb_hist_bin(double us)
+{
+    if (!(us >= JB_HIST_LO_US)) /* also catches NaN */
+        return 0;
+    int b = 1 + (int)floor(log10(us / JB_HIST_LO_US) * JB_HIST_BINS_PER_DECADE);
+    return b >= JB_HIST_NBINS ? JB_HIST_NBINS - 1 : b;
+}
+
+void jb_hist_add(jb_hist *h, double us) { h->count[jb_hist_bin(us)]++; }
+
+double jb_hist_lower(int bin)
+{
+    return bin == 0 ? 0.0 : JB_HIST_LO_US * pow(10.0, (double)(bin - 1) / JB_HIST_BINS_PER_DECADE);
+}
+
+double jb_hist_upper(int bin)
+{
+    return bin == JB_HIST_NBINS - 1 ? INFINITY
+                                    : JB_HIST_LO_US * pow(10.0, (double)bin / JB_HIST_BINS_PER_DECADE);
+}
+
+uint64_t jb_hist_total(const jb_hist *h)
+{
+    uint64_t t = 0;
+    for (int i = 0; i < JB_HIST_NBINS; i++)
+        t += h->count[i];
+    return t;
+}
+
+double jb_hist_percentile(const jb_hist *h, double q)
+{
+    uint64_t total = jb_hist_total(h);
+    if (total == 0)
+        return NAN;
+    /* the rank of the q-th percentile sample, 1-based (nearest rank) */
+    uint64_t want = (uint64_t)ceil(q / 100.0 * (double)total);
+    if (want < 1)
+        want = 1;
+    uint64_t seen = 0;
+    for (int i = 0; i < JB_HIST_NBINS; i++) {
+        seen += h->count[i];
+        if (seen >= want) {
+            if (i == 0)
+                return jb_hist_upper(0);
+            if (i == JB_HIST_NBINS - 1)
+                return jb_hist_lower(i);
+            return sqrt(jb_hist_lower(i) * jb_hist_upper(i));
+        }
+    }
+    return NAN;
+}
+
+void jb_rng_seed(jb_rng *r, uint64_t seed, uint64_t stream)
+{
+    r->state = seed ^ (stream * 0xD1B54A32D192ED03ULL);
+    jb_rng_next(r);
+}
+
+uint64_t jb_rng_next(jb_rng *r)
+{
+    uint64_t z = (r->state += 0x9E3779B97F4A7C15ULL);
+    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ULL;
+    z = (z ^ (z >> 27)) * 0x94D049BB133111EBULL;
+    return z ^ (z >> 31);
+}
+
+double jb_rng_uniform(jb_rng *r) { return (double)(jb_rng_next(r) >> 11) * 0x1.0p-53; }

@@ -1,0 +1,373 @@
+/* jb-halo: the halo exchange of J. Hague, "Switch Jitter" (IBM, 2008).
+ *
+ * Each call is MPI_Barrier followed by one exchange with the four
+ * neighbours; every task times its call from after the barrier to the end of
+ * its exchange.  For call c and task t with time x[t][c]:
+ *   MAX = mean over c of (max over t of x[t][c])
+ *   AVG = mean over c of (mean over t of x[t][c]),  MIN likewise.
+ * They come from reductions of length "calls" and a merged histogram, never
+ * from gathering every task's times, so the benchmark scales to 100,000 tasks. */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "decomp.h"
+#include "exchange.h"
+#include "jb_core.h"
+
+#define MAX_TRACED 64
+
+static const char usage[] =
+    "Halo exchange on a 2-D grid of px (east-west) by N/px (north-south) tasks.\n"
+    "  --pattern LIST        two-phase|irecv-isend|isend-recv|sendrecv (or a,b,c,d) or all [all]\n"
+    "  --placement P         row | bunched: a node holds a row strip or a block [row]\n"
+    "  --block AxB           the bunched block, A east-west by B north-south [squarest that tiles]\n"
+    "  --px N                tasks east-west [16, or the largest divisor of N below it]\n"
+    "  --non-periodic        no wrap-around: edge tasks have fewer neighbours\n"
+    "  --size LIST           message sizes, both directions: 848,1K or 8:64K [4K]\n"
+    "  --ns-size S, --ew-size S  override the size of one direction (Jacobi: 848 and 1016)\n"
+    "  --inject P:US         with probability P per task and call, busy-wait US us in the\n"
+    "                        timed region (calibrated noise)\n"
+    "  --series              per-call MAX and AVG in the JSON\n"
+    "  --trace-tasks LIST    per-call times of these ranks in the JSON (at most 64)\n";
+
+static const char *const placement_names[] = {"row", "bunched", NULL};
+
+typedef struct {
+    halo_layout layout;
+    int patterns[NPATTERNS];
+    size_t *ns_sizes, *ew_sizes;
+    int nsizes;
+    double inject_p, inject_us;
+    int series;
+    long *traced;
+    int ntraced;
+} halo_options;
+
+static void parse_inject(jb_ctx *ctx, const char *text, halo_options *o)
+{
+    char *end;
+    o->inject_p = strtod(text, &end);
+    if (end == text || *end != ':' || !(o->inject_p >= 0.0 && o->inject_p <= 1.0))
+        jb_fail(ctx, "--inject: '%s' is not P:US with a probability P from 0 to 1", text);
+    const char *us = end + 1;
+    o->inject_us = strtod(us, &end);
+    if (end == us || *end || !(o->inject_us > 0.0))
+        jb_fail(ctx, "--inject: '%s' is not P:US with a positive wait US in microseconds", text);
+}
+
+static void parse_options(jb_ctx *ctx, int argc, char **argv, halo_options *o)
+{
+    static const struct option longopts[] = {
+        {"pattern", required_argument, NULL, 'p'},   {"placement", required_argument, NULL, 'P'},
+        {"block", required_argument, NULL, 'b'},     {"px", required_argument, NULL, 'x'},
+        {"non-periodic", no_argument, NULL, 'N'},    {"size", required_argument, NULL, 's'},
+        {"ns-size", required_argument, NULL, 'y'},   {"ew-size", required_argument, NULL, 'e'},
+        {"inject", required_argument, NULL, 'i'},    {"series", no_argument, NULL, 'S'},
+        {"trace-tasks", required_argument, NULL, 't'}, JB_COMMON_LONGOPTS};
+    halo_layout *L = &o->layout;
+    size_t ns = 0, ew = 0;
+    long px = 0;
+    int c, dims[2], ndims, place[2];
+    memset(o, 0, sizeof *o);
+    L->periodic = 1;
+    for (int p = 0; p < NPATTERNS; p++)
+        o->patterns[p] = 1;
+    while ((c = getopt_long(argc, argv, ":h", longopts, NULL)) != -1) {
+        switch (c) {
+        case 'p':
+            JB_PARSE(ctx, "--pattern", jb_parse_name_list(optarg, halo_pattern_names, halo_pattern_letters, o->patterns, err));
+            break;
+        case 'P':
+            JB_PARSE(ctx, "--placement", jb_parse_name_list(optarg, placement_names, NULL, place, err));
+            if (place[0] + place[1] != 1)
+                jb_fail(ctx, "--placement: give one placement, row or bunched");
+            L->placement = place[1] ? PLACE_BUNCHED : PLACE_ROW;
+            break;
+        case 'b':
+            JB_PARSE(ctx, "--block", jb_parse_dims(optarg, 2, dims, &ndims, err));
+            if (ndims != 2)
+                jb_fail(ctx, "--block: '%s' is not AxB", optarg);
+            L->bx = dims[0];
+            L->by = dims[1];
+            break;
+        case 'x': JB_PARSE(ctx, "--px", jb_parse_long(optarg, 1, 1 << 24, &px, err)); break;
+        case 'N': L->periodic = 0; break;
+        case 's':
+            free(o->ns_sizes);
+            JB_PARSE(ctx, "--size", jb_parse_size_list(optarg, &o->ns_sizes, &o->nsizes, err));
+            break;
+        case 'y': JB_PARSE(ctx, "--ns-size", jb_parse_size(optarg, &ns, err)); break;
+        case 'e': JB_PARSE(ctx, "--ew-size", jb_parse_size(optarg, &ew, err)); break;
+        case 'i': parse_inject(ctx, optarg, o); break;
+        case 'S': o->series = 1; break;
+        case 't':
+            JB_PARSE(ctx, "--trace-tasks", jb_parse_long_list(optarg, 0, ctx->size - 1, &o->traced, &o->ntraced, err));
+            if (o->ntraced > MAX_TRACED)
+                jb_fail(ctx, "--trace-tasks: at most %d tasks", MAX_TRACED);
+            break;
+        default:
+            jb_common_option(ctx, c, optarg);
+        }
+    }
+    jb_options_done(ctx, optind);
+
+    /* --size sweeps both directions; --ns-size / --ew-size override one direction */
+    if (!o->ns_sizes) {
+        o->nsizes = 1;
+        o->ns_sizes = malloc(sizeof *o->ns_sizes);
+        o->ns_sizes[0] = 4096;
+    }
+    o->ew_sizes = malloc((size_t)o->nsizes * sizeof *o->ew_sizes);
+    for (int i = 0; i < o->nsizes; i++) {
+        o->ew_sizes[i] = ew ? ew : o->ns_sizes[i];
+        o->ns_sizes[i] = ns ? ns : o->ns_sizes[i];
+        if (o->ns_sizes[i] > (size_t)1 << 30 || o->ew_sizes[i] > (size_t)1 << 30)
+            jb_fail(ctx, "message sizes above 1G are not supported");
+    }
+
+    if (L->placement == PLACE_ROW && (L->bx || L->by))
+        jb_fail(ctx, "--block goes with --placement bunched");
+    if (ctx->nodes.tasks_per_node == 0)
+        jb_fail(ctx, "nodes hold different numbers of tasks (%d to %d); give --tasks-per-node",
+                ctx->nodes.min_tpn, ctx->nodes.max_tpn);
+    L->tpn = ctx->nodes.tasks_per_node;
+    L->px = px ? (int)px : halo_default_px(ctx->size, 16);
+    JB_PARSE(ctx, "decomposition", halo_layout_setup(L, ctx->size, err));
+}
+
+/* Payload byte i sent by grid task g towards d in call c: checked on receipt. */
+static unsigned char payload(int g, int d, long c, size_t i)
+{
+    return (unsigned char)(g * 7 + d * 13 + c * 31 + (long)i);
+}
+
+static void fill_payloads(halo_exchange *h, int g, long call)
+{
+    for (int d = 0; d < NDIRS; d++)
+        for (size_t i = 0; i < h->bytes[d]; i++)
+            h->send[d][i] = (char)payload(g, d, call, i);
+}
+
+/* Returns the number of wrong bytes received in this call. */
+static long check_payloads(const halo_exchange *h, long call)
+{
+    static const int opposite[NDIRS] = {SOUTH, NORTH, WEST, EAST};
+    long bad = 0;
+    for (int d = 0; d < NDIRS; d++) {
+        if (h->nb[d] == MPI_PROC_NULL)
+            continue;
+        for (size_t i = 0; i < h->bytes[d]; i++)
+            bad += (unsigned char)h->recv[d][i] != payload(h->nb[d], opposite[d], call, i);
+    }
+    return bad;
+}
+
+typedef struct {
+    double *max, *sum, *min; /* per call, over tasks (rank 0) */
+    jb_hist hist;            /* every task's every call (merged on rank 0) */
+    long injected;           /* task-calls that got the injected wait */
+} halo_stats;
+
+static void report(jb_ctx *ctx, const halo_options *o, int pattern, int s, const halo_stats *st,
+                   double **traces, int off_node_max)
+{
+    long calls = ctx->opt.calls;
+    double *avg = malloc((size_t)calls * sizeof *avg);
+    double mean_max = 0, mean_avg = 0, mean_min = 0;
+    for (long c = 0; c < calls; c++) {
+        avg[c] = st->sum[c] / ctx->size;
+        mean_max += st->max[c] / calls;
+        mean_avg += avg[c] / calls;
+        mean_min += st->min[c] / calls;
+    }
+    jb_summary per_call_max;
+    jb_summarize(st->max, (size_t)calls, &per_call_max);
+
+    jb_result_begin(ctx);
+    jb_result_str(ctx, "placement", placement_names[o->layout.placement], 1);
+    jb_result_str(ctx, "pattern", halo_pattern_names[pattern], 1);
+    jb_result_int(ctx, "ns_size", (long long)o->ns_sizes[s], 1);
+    jb_result_int(ctx, "ew_size", (long long)o->ew_sizes[s], 1);
+    jb_result_int(ctx, "tasks", ctx->size, 0);
+    jb_result_int(ctx, "nodes", ctx->nodes.nnodes, 0);
+    jb_result_int(ctx, "tasks_per_node", o->layout.tpn, 0);
+    jb_result_int(ctx, "off_node_per_node", off_node_max, 0);
+    jb_result_int(ctx, "calls", calls, 0);
+    jb_result_num(ctx, "max_us", mean_max, 1);
+    jb_result_num(ctx, "avg_us", mean_avg, 1);
+    jb_result_num(ctx, "min_us", mean_min, 1);
+    jb_result_num(ctx, "jitter", mean_max / mean_avg, 1);
+    jb_result_num(ctx, "p50_us", per_call_max.p50, 1);
+    jb_result_num(ctx, "p90_us", per_call_max.p90, 0);
+    jb_result_num(ctx, "p99_us", per_call_max.p99, 1);
+    jb_result_num(ctx, "p999_us", per_call_max.p999, 0);
+    jb_result_num(ctx, "worst_us", per_call_max.max, 0);
+    jb_result_num(ctx, "all_p50_us", jb_hist_percentile(&st->hist, 50), 0);
+    jb_result_num(ctx, "all_p99_us", jb_hist_percentile(&st->hist, 99), 0);
+    jb_result_int(ctx, "injected_task_calls", st->injected, 0);
+    jb_json *j = jb_result_json(ctx);
+    if (j) {
+        jb_json_hist(j, "histogram", &st->hist);
+        if (o->series) {
+            jb_json_object(j, "series");
+            jb_json_nums(j, "max_us", st->max, (size_t)calls);
+            jb_json_nums(j, "avg_us", avg, (size_t)calls);
+            jb_json_nums(j, "min_us", st->min, (size_t)calls);
+            jb_json_end(j);
+        }
+        if (o->ntraced) {
+            jb_json_object(j, "traces");
+            for (int k = 0; k < o->ntraced; k++) {
+                char key[32];
+                snprintf(key, sizeof key, "%ld", o->traced[k]);
+                jb_json_nums(j, key, traces[k], (size_t)calls);
+            }
+            jb_json_end(j);
+        }
+    }
+    jb_result_end(ctx);
+    free(avg);
+}
+
+/* Sends the traced tasks' per-call times to rank 0 (a bounded number of tasks). */
+static void collect_traces(jb_ctx *ctx, const halo_options *o, const double *mine, double **traces)
+{
+    long calls = ctx->opt.calls;
+    for (int k = 0; k < o->ntraced; k++) {
+        int src = (int)o->traced[k];
+        if (src == 0 && ctx->rank == 0)
+            memcpy(traces[k], mine, (size_t)calls * sizeof *mine);
+        else if (ctx->rank == src)
+            MPI_Send(mine, (int)calls, MPI_DOUBLE, 0, 77, MPI_COMM_WORLD);
+        else if (ctx->rank == 0)
+            MPI_Recv(traces[k], (int)calls, MPI_DOUBLE, src, 77, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+    }
+}
+
+int main(int argc, char **argv)
+{
+    jb_ctx ctx;
+    halo_options o;
+    jb_init(&ctx, &argc, &argv, "halo", usage, 1000, 50);
+    parse_options(&ctx, argc, argv, &o);
+    halo_layout *L = &o.layout;
+    long calls = ctx.opt.calls;
+
+    /* a communicator whose ranks are the grid indices of this placement */
+    int g = halo_grid_index(L, ctx.nodes.node, ctx.nodes.local_rank);
+    halo_exchange h = {0};
+    MPI_Comm_split(MPI_COMM_WORLD, 0, g, &h.comm);
+    int nb[NDIRS];
+    halo_neighbours(L, g, nb);
+    for (int d = 0; d < NDIRS; d++)
+        h.nb[d] = nb[d] < 0 ? MPI_PROC_NULL : nb[d];
+    int off_node_max = 0;
+    double off_node_mean = 0;
+    if (ctx.rank == 0)
+        halo_off_node_per_node(L, &off_node_max, &off_node_mean);
+
+    jb_json *cfg = &ctx.config;
+    jb_json_int(cfg, "px", L->px);
+    jb_json_int(cfg, "py", L->py);
+    jb_json_bool(cfg, "periodic", L->periodic);
+    jb_json_str(cfg, "placement", placement_names[L->placement]);
+    if (L->placement == PLACE_BUNCHED) {
+        jb_json_int(cfg, "block_x", L->bx);
+        jb_json_int(cfg, "block_y", L->by);
+    }
+    jb_json_int(cfg, "tasks_per_node", L->tpn);
+    jb_json_int(cfg, "off_node_per_node", off_node_max);
+    jb_json_num(cfg, "off_node_per_node_mean", off_node_mean);
+    jb_json_int(cfg, "calls", calls);
+    jb_json_int(cfg, "warmup", ctx.opt.warmup);
+    jb_json_bool(cfg, "validate", ctx.opt.validate);
+    jb_json_num(cfg, "inject_probability", o.inject_p);
+    jb_json_num(cfg, "inject_us", o.inject_us);
+    jb_json_int(cfg, "seed", (long long)ctx.opt.seed);
+    jb_json_object(cfg, "statistics");
+    jb_json_str(cfg, "call", "MPI_Barrier, then the exchange; each task times from after the barrier to the end of its exchange");
+    jb_json_str(cfg, "max_us", "mean over calls of the maximum over tasks");
+    jb_json_str(cfg, "avg_us", "mean over calls of the mean over tasks");
+    jb_json_str(cfg, "min_us", "mean over calls of the minimum over tasks");
+    jb_json_str(cfg, "jitter", "max_us / avg_us");
+    jb_json_str(cfg, "p50_us p90_us p99_us p999_us worst_us", "percentiles and maximum over calls of the per-call maximum over tasks (linear interpolation)");
+    jb_json_str(cfg, "all_p50_us all_p99_us", "percentiles over every task and call, from the merged histogram (bin middle, within 6 %)");
+    jb_json_str(cfg, "histogram", "counts of every task's every call time in log bins [lower_us, upper_us)");
+    jb_json_end(cfg);
+
+    if (ctx.rank == 0) {
+        printf("# jb-halo: %d tasks as %d east-west x %d north-south%s, %s placement",
+               ctx.size, L->px, L->py, L->periodic ? " (periodic)" : "", placement_names[L->placement]);
+        if (L->placement == PLACE_BUNCHED)
+            printf(" (%dx%d blocks)", L->bx, L->by);
+        printf(", %d nodes of %d tasks%s, %d off-node send/recvs per node per call\n",
+               ctx.nodes.nnodes, L->tpn, ctx.nodes.virtual_nodes ? " (virtual)" : "", off_node_max);
+        printf("# %ld calls after %ld warm-up; MAX/AVG/MIN = mean over calls of max/mean/min over tasks;"
+               " p50/p99 = percentiles of the per-call MAX; times in us\n", calls, ctx.opt.warmup);
+    }
+
+    jb_rng rng;
+    jb_rng_seed(&rng, ctx.opt.seed, (uint64_t)ctx.rank);
+    double *mine = malloc((size_t)calls * sizeof *mine);
+    halo_stats st = {0};
+    if (ctx.rank == 0) {
+        st.max = malloc((size_t)calls * sizeof *st.max);
+        st.sum = malloc((size_t)calls * sizeof *st.sum);
+        st.min = malloc((size_t)calls * sizeof *st.min);
+    }
+    double **traces = calloc((size_t)o.ntraced + 1, sizeof *traces);
+    for (int k = 0; ctx.rank == 0 && k < o.ntraced; k++)
+        traces[k] = malloc((size_t)calls * sizeof **traces);
+
+    for (int s = 0; s < o.nsizes; s++) {
+        for (int d = 0; d < NDIRS; d++) {
+            h.bytes[d] = d == NORTH || d == SOUTH ? o.ns_sizes[s] : o.ew_sizes[s];
+            h.send[d] = calloc(h.bytes[d] + 1, 1);
+            h.recv[d] = calloc(h.bytes[d] + 1, 1);
+        }
+        for (int pattern = 0; pattern < NPATTERNS; pattern++) {
+            if (!o.patterns[pattern])
+                continue;
+            long bad_bytes = 0, injected = 0;
+            jb_hist local_hist;
+            jb_hist_clear(&local_hist);
+            for (long c = -ctx.opt.warmup; c < calls; c++) {
+                if (ctx.opt.validate)
+                    fill_payloads(&h, g, c);
+                int inject = o.inject_p > 0 && jb_rng_uniform(&rng) < o.inject_p;
+                MPI_Barrier(h.comm);
+                double t0 = MPI_Wtime();
+                if (inject)
+                    jb_busy_wait(o.inject_us * 1e-6);
+                halo_exchange_run(&h, pattern);
+                double us = (MPI_Wtime() - t0) * 1e6;
+                if (ctx.opt.validate)
+                    bad_bytes += check_payloads(&h, c);
+                if (c >= 0) {
+                    mine[c] = us;
+                    jb_hist_add(&local_hist, us);
+                    injected += inject;
+                }
+            }
+            MPI_Reduce(mine, st.max, (int)calls, MPI_DOUBLE, MPI_MAX, 0, MPI_COMM_WORLD);
+            MPI_Reduce(mine, st.sum, (int)calls, MPI_DOUBLE, MPI_SUM, 0, MPI_COMM_WORLD);
+            MPI_Reduce(mine, st.min, (int)calls, MPI_DOUBLE, MPI_MIN, 0, MPI_COMM_WORLD);
+            MPI_Reduce(local_hist.count, st.hist.count, JB_HIST_NBINS, MPI_UINT64_T, MPI_SUM, 0, MPI_COMM_WORLD);
+            MPI_Reduce(&injected, &st.injected, 1, MPI_LONG, MPI_SUM, 0, MPI_COMM_WORLD);
+            collect_traces(&ctx, &o, mine, traces);
+            jb_fail_if_any(&ctx, bad_bytes != 0, "--validate: pattern %s received wrong payload bytes",
+                           halo_pattern_names[pattern]);
+            if (ctx.rank == 0)
+                report(&ctx, &o, pattern, s, &st, traces, off_node_max);
+        }
+        for (int d = 0; d < NDIRS; d++) {
+            free(h.send[d]);
+            free(h.recv[d]);
+        }
+    }
+    if (ctx.rank == 0 && ctx.opt.validate)
+        printf("# validate: every payload arrived intact\n");
+    MPI_Comm_free(&h.comm);
+    return jb_finish(&ctx);
+}

@@ -1,0 +1,156 @@
+/* Unit tests of the MPI-free core: parsing, statistics, histograms, RNG, JSON. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "check.h"
+#include "jb_util.h"
+
+static void test_sizes(void)
+{
+    char err[JB_ERRLEN];
+    size_t v;
+    CHECK(jb_parse_size("4096", &v, err) == 0 && v == 4096);
+    CHECK(jb_parse_size("4K", &v, err) == 0 && v == 4096);
+    CHECK(jb_parse_size("1m", &v, err) == 0 && v == 1048576);
+    CHECK(jb_parse_size("2G", &v, err) == 0 && v == 2147483648UL);
+    CHECK(jb_parse_size("64KB", &v, err) == 0 && v == 65536);
+    CHECK(jb_parse_size("0", &v, err) == 0 && v == 0);
+    CHECK(jb_parse_size("4X", &v, err) == -1 && strstr(err, "'4X'"));
+    CHECK(jb_parse_size("-1", &v, err) == -1);
+    CHECK(jb_parse_size("", &v, err) == -1);
+    CHECK(jb_parse_size("K", &v, err) == -1);
+
+    size_t *list;
+    int n;
+    CHECK(jb_parse_size_list("8:64", &list, &n, err) == 0 && n == 4 && list[0] == 8 && list[3] == 64);
+    free(list);
+    CHECK(jb_parse_size_list("848,1K,2:8", &list, &n, err) == 0 && n == 5 && list[0] == 848 &&
+          list[1] == 1024 && list[2] == 2 && list[3] == 4 && list[4] == 8);
+    free(list);
+    CHECK(jb_parse_size_list("8:6", &list, &n, err) == -1);
+    CHECK(jb_parse_size_list("0:8", &list, &n, err) == -1);
+    CHECK(jb_parse_size_list("8,,16", &list, &n, err) == -1);
+    CHECK(jb_parse_size_list("8,", &list, &n, err) == -1);
+}
+
+static void test_numbers_and_names(void)
+{
+    char err[JB_ERRLEN];
+    long v, *list;
+    int n, dims[3], nd;
+    CHECK(jb_parse_long("12", 1, 20, &v, err) == 0 && v == 12);
+    CHECK(jb_parse_long("21", 1, 20, &v, err) == -1 && strstr(err, "out of range"));
+    CHECK(jb_parse_long("1.5", 1, 20, &v, err) == -1);
+    CHECK(jb_parse_long_list("0,5,9", 0, 9, &list, &n, err) == 0 && n == 3 && list[2] == 9);
+    free(list);
+    CHECK(jb_parse_long_list("0,10", 0, 9, &list, &n, err) == -1);
+    CHECK(jb_parse_dims("4x4", 3, dims, &nd, err) == 0 && nd == 2 && dims[0] == 4 && dims[1] == 4);
+    CHECK(jb_parse_dims("2x3x4", 3, dims, &nd, err) == 0 && nd == 3 && dims[2] == 4);
+    CHECK(jb_parse_dims("2x3x4x5", 3, dims, &nd, err) == -1);
+    CHECK(jb_parse_dims("4x", 3, dims, &nd, err) == -1);
+    CHECK(jb_parse_dims("0x4", 3, dims, &nd, err) == -1);
+
+    static const char *const names[] = {"two-phase", "irecv-isend", "isend-recv", "sendrecv", NULL};
+    static const char *const letters[] = {"a", "b", "c", "d", NULL};
+    int sel[4];
+    CHECK(jb_parse_name_list("a,sendrecv", names, letters, sel, err) == 0 && sel[0] && !sel[1] && !sel[2] && sel[3]);
+    CHECK(jb_parse_name_list("all", names, NULL, sel, err) == 0 && sel[0] && sel[1] && sel[2] && sel[3]);
+    CHECK(jb_parse_name_list("e", names, letters, sel, err) == -1 && strstr(err, "unknown name 'e'"));
+}
+
+static void test_summary(void)
+{
+    double x[10] = {10, 1, 9, 2, 8, 3, 7, 4, 6, 5};
+    jb_summary s;
+    jb_summarize(x, 10, &s);
+    CHECK(s.n == 10 && s.min == 1 && s.max == 10);
+    CHECK_NEAR(s.mean, 5.5, 1e-12);
+    CHECK_NEAR(s.stddev, 3.0276503540974917, 1e-12); /* sample standard deviation */
+    CHECK_NEAR(s.p50, 5.5, 1e-12);                    /* numpy.percentile(range(1, 11), q) */
+    CHECK_NEAR(s.p90, 9.1, 1e-12);
+    CHECK_NEAR(s.p99, 9.91, 1e-12);
+    CHECK_NEAR(s.p999, 9.991, 1e-12);
+    CHECK(x[0] == 10); /* input untouched */
+    double one = 42;
+    jb_summarize(&one, 1, &s);
+    CHECK(s.p50 == 42 && s.p999 == 42 && s.stddev == 0);
+    jb_summarize(x, 0, &s);
+    CHECK(isnan(s.mean));
+}
+
+static void test_histogram(void)
+{
+    jb_hist a, b;
+    jb_hist_clear(&a);
+    jb_hist_clear(&b);
+    /* bin edges: 20 per decade from 1e-3 us */
+    CHECK(jb_hist_bin(0.0) == 0);
+    CHECK(jb_hist_bin(NAN) == 0);
+    CHECK(jb_hist_bin(1e-3) == 1);
+    CHECK(jb_hist_bin(1.0) == 1 + 3 * JB_HIST_BINS_PER_DECADE);
+    CHECK(jb_hist_bin(1e12) == JB_HIST_NBINS - 1);
+    for (int bin = 1; bin < JB_HIST_NBINS - 1; bin++) {
+        double mid = sqrt(jb_hist_lower(bin) * jb_hist_upper(bin));
+        CHECK(jb_hist_bin(mid) == bin);
+    }
+    for (int i = 0; i < 99; i++)
+        jb_hist_add(&a, 10.0);
+    jb_hist_add(&b, 1000.0);
+    /* merging is summing counts (what MPI_Reduce with MPI_SUM does) */
+    for (int i = 0; i < JB_HIST_NBINS; i++)
+        a.count[i] += b.count[i];
+    CHECK(jb_hist_total(&a) == 100);
+    CHECK(fabs(jb_hist_percentile(&a, 50) / 10.0 - 1) < 0.06);
+    CHECK(fabs(jb_hist_percentile(&a, 99) / 10.0 - 1) < 0.06);   /* 99th of 100: still 10 */
+    CHECK(fabs(jb_hist_percentile(&a, 100) / 1000.0 - 1) < 0.06);
+}
+
+static void test_rng(void)
+{
+    jb_rng a, b, c;
+    jb_rng_seed(&a, 7, 3);
+    jb_rng_seed(&b, 7, 3);
+    jb_rng_seed(&c, 7, 4);
+    int same = 1, differs = 0, in_range = 1, hits = 0;
+    for (int i = 0; i < 100000; i++) {
+        double u = jb_rng_uniform(&a);
+        same &= u == jb_rng_uniform(&b);
+        differs |= u != jb_rng_uniform(&c);
+        in_range &= u >= 0 && u < 1;
+        hits += u < 0.1;
+    }
+    CHECK(same && differs && in_range);
+    CHECK(abs(hits - 10000) < 500); /* 5 standard deviations */
+}
+
+static void test_json(void)
+{
+    jb_json j;
+    jb_json_init(&j);
+    jb_json_object(&j, NULL);
+    jb_json_str(&j, "name", "a\"b\\c\nd\x01");
+    jb_json_num(&j, "nan", NAN);
+    jb_json_int(&j, "n", -3);
+    jb_json_array(&j, "empty");
+    jb_json_end(&j);
+    double v[2] = {1.5, INFINITY};
+    jb_json_nums(&j, "v", v, 2);
+    jb_json_end(&j);
+    CHECK(strstr(j.buf, "\"name\": \"a\\\"b\\\\c\\nd\\u0001\"") != NULL);
+    CHECK(strstr(j.buf, "\"nan\": null") != NULL);
+    CHECK(strstr(j.buf, "\"empty\": []") != NULL);
+    CHECK(strstr(j.buf, "\"v\": [1.5, null]") != NULL);
+    CHECK(j.buf[0] == '{' && j.buf[j.len - 1] == '}' && j.depth == 0);
+    jb_json_free(&j);
+}
+
+int main(void)
+{
+    test_sizes();
+    test_numbers_and_names();
+    test_summary();
+    test_histogram();
+    test_rng();
+    test_json();
+    return check_summary();
+}
