@@ -22,8 +22,8 @@ static int block_tiles(const halo_layout *L, int bx, int by)
 int halo_layout_setup(halo_layout *L, int ntasks, char *err)
 {
     if (L->px < 1 || ntasks % L->px != 0) {
-        snprintf(err, ERRLEN, "%d tasks do not decompose into %d east-west by N/%d north-south",
-                 ntasks, L->px, L->px);
+        snprintf(err, ERRLEN, "%d tasks do not decompose into %d east-west (px must divide the task count)",
+                 ntasks, L->px);
         return -1;
     }
     L->py = ntasks / L->px;

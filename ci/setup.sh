@@ -1,0 +1,48 @@
+#!/usr/bin/env bash
+# Set-up shared by the README's two commands: installs what is missing
+# (MPI libraries, CMake, Python venv), builds every benchmark once per MPI.
+# Idempotent: a second run only rebuilds what changed.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+REPO=$PWD
+
+say() { printf '[setup] %s\n' "$*"; }
+die() { printf 'setup: error: %s\n' "$*" >&2; exit 1; }
+
+# --- system packages (Debian) ------------------------------------------------
+need_pkgs=()
+command -v mpicc.openmpi >/dev/null || need_pkgs+=(openmpi-bin libopenmpi-dev)
+command -v mpicc.mpich >/dev/null || need_pkgs+=(mpich libmpich-dev)
+command -v cmake >/dev/null || need_pkgs+=(cmake)
+command -v make >/dev/null || need_pkgs+=(make)
+command -v cc >/dev/null || need_pkgs+=(gcc)
+python3 -c 'import venv, ensurepip' 2>/dev/null || need_pkgs+=(python3-venv)
+if [ ${#need_pkgs[@]} -gt 0 ]; then
+    command -v apt-get >/dev/null || die "missing ${need_pkgs[*]} and no apt-get to install them"
+    [ "$(id -u)" = 0 ] || die "missing ${need_pkgs[*]}: run as root, or install them first"
+    say "installing ${need_pkgs[*]}"
+    apt-get update -qq >/dev/null
+    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${need_pkgs[@]}" >/dev/null
+fi
+
+# --- Python virtual environment inside the repository ------------------------
+VENV=$REPO/.venv
+[ -x "$VENV/bin/python" ] || { say "creating $VENV"; python3 -m venv "$VENV"; }
+stamp=$VENV/.jitterbench-installed
+want=$(sha256sum pyproject.toml | cut -d' ' -f1)
+if [ "$(cat "$stamp" 2>/dev/null)" != "$want" ]; then
+    say "installing Python dependencies"
+    "$VENV/bin/python" -m pip install -q --upgrade pip >/dev/null
+    "$VENV/bin/python" -m pip install -q -e ".[test]"
+    echo "$want" > "$stamp"
+fi
+export PATH=$VENV/bin:$PATH
+
+# --- build every benchmark once per MPI ------------------------------------
+mpis=$(python -m jitterbench.mpi)
+[ -n "$mpis" ] || die "no MPI compiler wrapper found after installing"
+while read -r name mpicc; do
+    say "building for $name ($mpicc) in build/$name"
+    cmake -S src -B "build/$name" -DMPI_C_COMPILER="$(command -v "$mpicc")" >/dev/null
+    cmake --build "build/$name" -j "$(nproc)" >/dev/null
+done <<< "$mpis"

@@ -1,0 +1,71 @@
+"""Runs the real benchmarks under each MPI's real launcher."""
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+from dataclasses import dataclass
+
+import pytest
+
+from jitterbench import mpi as mpis
+
+HANG_LIMIT_S = 120
+
+
+@dataclass
+class Run:
+    returncode: int
+    stdout: str
+    stderr: str
+    doc: dict | None  # the --json document, if one was written
+
+    def error_lines(self, benchmark="halo"):
+        return [l for l in self.stderr.splitlines() if l.startswith(f"jb-{benchmark}: error:")]
+
+    def results(self):
+        return self.doc["results"]
+
+
+def run_benchmark(mpi, np, args, json_path=None, benchmark="halo", timeout=HANG_LIMIT_S) -> Run:
+    """Runs jb-<benchmark> on np ranks; a run that outlives timeout is a hang and fails the test."""
+    argv = [mpi.binary(benchmark)]
+    if json_path is not None:
+        argv += ["--json", json_path]  # first, so a test's last option may lack its value
+    argv += args
+    cmd, env = mpi.launch(np, argv)
+    proc = subprocess.Popen(cmd, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                            start_new_session=True)
+    try:
+        out, err = proc.communicate(timeout=timeout)
+    except subprocess.TimeoutExpired:
+        os.killpg(proc.pid, signal.SIGKILL)
+        proc.communicate()
+        pytest.fail(f"hung: {' '.join(map(str, cmd))} did not end within {timeout} s")
+    doc = None
+    if json_path is not None and os.path.exists(json_path):
+        with open(json_path) as f:
+            doc = json.load(f)
+    return Run(proc.returncode, out, err, doc)
+
+
+@pytest.fixture(params=[m.name for m in mpis.ALL])
+def mpi(request):
+    m = mpis.by_name(request.param)
+    if not m.available():
+        pytest.skip(f"{m.name} is not installed ({m.mpicc} or {m.mpirun} not on PATH)")
+    if not m.binary("halo").exists():
+        pytest.fail(f"{m.binary('halo')} is missing: run ci/setup.sh first")
+    return m
+
+
+@pytest.fixture
+def halo(mpi, tmp_path):
+    """halo(np, *args) runs jb-halo with --json and returns the Run."""
+    counter = iter(range(1000))
+
+    def run(np, *args, **kw):
+        return run_benchmark(mpi, np, list(args), json_path=tmp_path / f"halo{next(counter)}.json", **kw)
+
+    return run

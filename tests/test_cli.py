@@ -1,0 +1,40 @@
+"""The jitterbench command on real and malformed results files."""
+from __future__ import annotations
+
+import json
+
+from jitterbench import cli
+
+
+def halo_doc(**result):
+    base = {"placement": "row", "pattern": "isend-recv", "ns_size": 848, "ew_size": 1016,
+            "off_node_per_node": 32, "max_us": 30.0, "avg_us": 20.0, "p99_us": 45.0}
+    base.update(result)
+    return {"benchmark": "halo", "config": {}, "results": [base],
+            "metadata": {"mpi_library": "Open MPI v4.1.4, package: Debian"}}
+
+
+def test_summarize_prints_max_avg_and_ratio(tmp_path, capsys):
+    path = tmp_path / "r.json"
+    path.write_text(json.dumps(halo_doc()))
+    assert cli.main(["summarize", str(path)]) == 0
+    out = capsys.readouterr().out.splitlines()
+    assert out[0].split()[:3] == ["mpi", "placement", "off-node"]
+    assert out[1].split() == ["Open", "MPI", "v4.1.4", "row", "32", "isend-recv", "848/1016",
+                              "30.0", "20.0", "1.50", "45.0"]
+
+
+def test_malformed_files_give_one_line_and_exit_2(tmp_path, capsys):
+    cases = {
+        "notjson.json": "{ not json",
+        "list.json": "[]",
+        "partial.json": json.dumps({"benchmark": "halo", "results": []}),
+        "nofield.json": json.dumps({**halo_doc(), "results": [{"pattern": "a"}]}),
+    }
+    for name, text in cases.items():
+        (tmp_path / name).write_text(text)
+        assert cli.main(["summarize", str(tmp_path / name)]) == 2
+        err = capsys.readouterr().err.strip().splitlines()
+        assert len(err) == 1 and err[0].startswith("jitterbench: error:"), (name, err)
+    assert cli.main(["summarize", str(tmp_path / "absent.json")]) == 2
+    assert "cannot read" in capsys.readouterr().err

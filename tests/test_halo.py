@@ -1,0 +1,156 @@
+"""jb-halo under real MPI launchers: patterns, placement, statistics, errors."""
+from __future__ import annotations
+
+import math
+
+import pytest
+
+from conftest import run_benchmark
+
+PATTERNS = ["two-phase", "irecv-isend", "isend-recv", "sendrecv"]
+
+
+def assert_ordered(result):
+    assert result["max_us"] >= result["avg_us"] >= result["min_us"] > 0
+
+
+@pytest.mark.parametrize("np,args", [
+    (4, ["--size", "8,100K"]),                                    # eager and rendezvous sizes
+    (9, ["--px", "3", "--ns-size", "848", "--ew-size", "1016", "--non-periodic"]),  # the Jacobi halos
+    (16, ["--px", "4", "--tasks-per-node", "4", "--placement", "bunched"]),
+    (6, ["--px", "1"]),                                           # east and west are the task itself
+])
+def test_every_pattern_delivers_intact_payloads(halo, np, args):
+    run = halo(np, "--validate", "--calls", "20", "--warmup", "2", *args)
+    assert run.returncode == 0, run.stderr
+    assert "every payload arrived intact" in run.stdout
+    sizes = {(r["ns_size"], r["ew_size"]) for r in run.results()}
+    assert [r["pattern"] for r in run.results()] == PATTERNS * len(sizes)
+    for r in run.results():
+        assert_ordered(r)
+
+
+@pytest.mark.parametrize("np,placement,expected", [
+    (64, "row", 32),      # the study: a node holds a row of 16, north and south are off-node
+    (128, "bunched", 16),  # the study: a 4x4 block's perimeter
+    (64, "bunched", 8),    # 16x4 grid: the block spans all rows, north/south wrap onto the node
+])
+def test_off_node_send_recvs_per_node_match_the_placement(halo, np, placement, expected):
+    run = halo(np, "--tasks-per-node", "16", "--placement", placement, "--pattern", "c",
+               "--calls", "3", "--warmup", "1")
+    assert run.returncode == 0, run.stderr
+    assert run.doc["config"]["off_node_per_node"] == expected
+    assert run.doc["metadata"]["nodes"] == np // 16
+    assert run.results()[0]["off_node_per_node"] == expected
+    assert_ordered(run.results()[0])
+
+
+def test_real_node_detection_on_one_machine(halo):
+    run = halo(4, "--calls", "5", "--pattern", "b")
+    assert run.returncode == 0, run.stderr
+    meta = run.doc["metadata"]
+    assert (meta["nodes"], meta["tasks_per_node"], meta["virtual_nodes"]) == (1, 4, False)
+    assert len(meta["node_list"]) == 1
+    assert run.doc["config"]["off_node_per_node"] == 0
+
+
+def test_injected_noise_reaches_the_per_call_max(halo):
+    """The study's argument: with p per task, a call's MAX holds the noise with 1 - (1 - p)^N."""
+    calls, p, wait_us, tasks = 500, 0.1, 5000, 2
+    run = halo(tasks, "--inject", f"{p}:{wait_us}", "--series", "--calls", str(calls), "--pattern", "c",
+               "--seed", "7")
+    assert run.returncode == 0, run.stderr
+    result = run.results()[0]
+    expected = 1 - (1 - p) ** tasks
+    share = sum(m > wait_us for m in result["series"]["max_us"]) / calls
+    sd = math.sqrt(expected * (1 - expected) / calls)
+    assert abs(share - expected) < 4 * sd, (share, expected)
+    # the injections themselves: binomial over tasks x calls
+    n = tasks * calls
+    assert abs(result["injected_task_calls"] - p * n) < 4 * math.sqrt(n * p * (1 - p))
+    # every injected wait is inside the timed region, so the worst call holds one
+    assert result["worst_us"] >= wait_us
+
+
+def test_json_document_shape(halo):
+    calls = 30
+    run = halo(4, "--calls", str(calls), "--series", "--trace-tasks", "0,3", "--size", "1K,2K",
+               "--pattern", "a,d")
+    assert run.returncode == 0, run.stderr
+    doc = run.doc
+    assert set(doc) >= {"benchmark", "config", "metadata", "results"} and doc["benchmark"] == "halo"
+    meta = doc["metadata"]
+    for key in ("mpi_library", "ranks", "nodes", "tasks_per_node", "node_list", "environment",
+                "command_line", "benchmark_version", "timer", "finished_utc"):
+        assert key in meta, key
+    assert meta["ranks"] == 4 and meta["timer"]["resolution_s"] > 0
+    assert [(r["pattern"], r["ns_size"]) for r in doc["results"]] == [
+        ("two-phase", 1024), ("sendrecv", 1024), ("two-phase", 2048), ("sendrecv", 2048)]
+    for r in doc["results"]:
+        for key in ("max_us", "avg_us", "min_us", "p50_us", "p90_us", "p99_us", "p999_us", "jitter"):
+            assert isinstance(r[key], float) and math.isfinite(r[key]), key
+        assert r["p50_us"] <= r["p99_us"] <= r["worst_us"]
+        assert r["jitter"] == pytest.approx(r["max_us"] / r["avg_us"], rel=1e-6)
+        assert r["histogram"]["total"] == 4 * calls
+        assert sum(b[2] for b in r["histogram"]["bins"]) == 4 * calls
+        series = r["series"]
+        assert len(series["max_us"]) == len(series["avg_us"]) == calls
+        assert r["max_us"] == pytest.approx(sum(series["max_us"]) / calls, rel=1e-4)
+        assert all(m >= a for m, a in zip(series["max_us"], series["avg_us"]))
+        assert set(r["traces"]) == {"0", "3"} and len(r["traces"]["3"]) == calls
+        # a traced task's call never exceeds that call's maximum over tasks
+        assert all(t <= m * (1 + 1e-5) for t, m in zip(r["traces"]["3"], series["max_us"]))
+
+
+def test_summary_lines_carry_the_json_values(halo):
+    run = halo(2, "--calls", "10")
+    lines = [l.split() for l in run.stdout.splitlines() if l.startswith("JB_RESULT ")]
+    assert len(lines) == len(run.results()) == 4
+    for fields, r in zip(lines, run.results()):
+        kv = dict(f.split("=", 1) for f in fields[1:])
+        assert kv["benchmark"] == "halo" and kv["pattern"] == r["pattern"]
+        assert float(kv["max_us"]) == pytest.approx(r["max_us"], rel=1e-5)
+        assert float(kv["avg_us"]) == pytest.approx(r["avg_us"], rel=1e-5)
+
+
+BAD_OPTIONS = [
+    (["--pattern", "e"], "unknown name 'e'"),
+    (["--size", "4X"], "'4X' is not a size"),
+    (["--calls", "0"], "--calls: 0 is out of range"),
+    (["--bogus"], "unknown option '--bogus'"),
+    (["--calls"], "needs a value"),
+    (["--px", "5"], "do not decompose into 5 east-west"),
+    (["--placement", "diagonal"], "unknown name 'diagonal'"),
+    (["--placement", "bunched", "--block", "3x5"], "3x5 block"),
+    (["--block", "2x2"], "--block goes with --placement bunched"),
+    (["--tasks-per-node", "8"], "does not divide"),
+    (["--inject", "2:5"], "probability"),
+    (["--trace-tasks", "99"], "--trace-tasks: 99 is out of range"),
+    (["stray"], "unexpected argument 'stray'"),
+]
+
+
+@pytest.mark.parametrize("np", [1, 3, 4])
+@pytest.mark.parametrize("args,message", BAD_OPTIONS, ids=[" ".join(a) for a, _ in BAD_OPTIONS])
+def test_bad_input_gives_one_clear_line_and_no_results(mpi, tmp_path, np, args, message):
+    out = tmp_path / "never.json"
+    run = run_benchmark(mpi, np, args, json_path=out, timeout=60)
+    assert run.returncode != 0
+    lines = run.error_lines()
+    assert len(lines) == 1, run.stderr
+    assert message in lines[0]
+    assert not out.exists() and not list(tmp_path.iterdir())
+
+
+def test_unwritable_json_path_fails_before_the_run(mpi, tmp_path):
+    run = run_benchmark(mpi, 2, ["--calls", "5"], json_path=tmp_path / "missing" / "x.json", timeout=60)
+    assert run.returncode != 0
+    assert len(run.error_lines()) == 1 and "cannot write" in run.error_lines()[0]
+    assert "JB_RESULT" not in run.stdout
+
+
+def test_help_prints_usage_once(mpi):
+    run = run_benchmark(mpi, 2, ["--help"], timeout=60)
+    assert run.returncode == 0
+    assert run.stdout.count("usage: mpirun -np N jb-halo") == 1
+    assert "--placement" in run.stdout and "--inject" in run.stdout
