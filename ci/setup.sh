@@ -38,11 +38,22 @@ if [ "$(cat "$stamp" 2>/dev/null)" != "$want" ]; then
 fi
 export PATH=$VENV/bin:$PATH
 
+# --- Intel MPI from PyPI, in a venv of its own (pinned: 2021.19 needs a
+# libfabric that PyPI does not have) -------------------------------------------
+IMPI=$REPO/.deps/impi
+IMPI_VERSION=2021.18.1
+if [ "$(cat "$IMPI/.installed" 2>/dev/null)" != "$IMPI_VERSION" ]; then
+    say "installing Intel MPI $IMPI_VERSION from PyPI into $IMPI"
+    python3 -m venv "$IMPI"
+    "$IMPI/bin/python" -m pip install -q "impi-rt==$IMPI_VERSION" "impi-devel==$IMPI_VERSION"
+    echo "$IMPI_VERSION" > "$IMPI/.installed"
+fi
+
 # --- build every benchmark once per MPI ------------------------------------
 mpis=$(python -m jitterbench.mpi)
 [ -n "$mpis" ] || die "no MPI compiler wrapper found after installing"
-while read -r name mpicc; do
+while read -r name mpicc env; do
     say "building for $name ($mpicc) in build/$name"
-    cmake -S src -B "build/$name" -DMPI_C_COMPILER="$(command -v "$mpicc")" >/dev/null
-    cmake --build "build/$name" -j "$(nproc)" >/dev/null
+    env $env cmake -S src -B "build/$name" -DMPI_C_COMPILER="$(command -v "$mpicc")" >/dev/null
+    env $env cmake --build "build/$name" -j "$(nproc)" >/dev/null
 done <<< "$mpis"

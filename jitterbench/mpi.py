@@ -13,6 +13,8 @@ from pathlib import Path
 
 REPO = Path(__file__).resolve().parent.parent
 BUILD_ROOT = Path(os.environ.get("JB_BUILD_ROOT", REPO / "build"))
+# Intel MPI comes from PyPI (impi-rt, impi-devel) into its own venv, installed by ci/setup.sh.
+INTEL_MPI_ROOT = Path(os.environ.get("JB_INTEL_MPI_ROOT", REPO / ".deps" / "impi"))
 
 
 @dataclass(frozen=True)
@@ -23,9 +25,14 @@ class MPI:
     env: dict = field(default_factory=dict)
     # launcher flags that allow more ranks than cores
     oversubscribe: tuple = ()
+    # the variable that sets the eager limit (bytes), per transport; names
+    # are the libraries' own, and the eager probe (jb-eager) checks that each
+    # really moves the protocol switch
+    eager_vars: dict = field(default_factory=dict)
 
     def available(self) -> bool:
-        return shutil.which(self.mpicc) is not None and shutil.which(self.mpirun) is not None
+        path = self.env.get("PATH")
+        return all(shutil.which(tool, path=path) for tool in (self.mpicc, self.mpirun))
 
     def build_dir(self) -> Path:
         return BUILD_ROOT / self.name
@@ -37,6 +44,8 @@ class MPI:
         """Command line and environment that run argv on np ranks."""
         env = dict(os.environ)
         env.update(self.env)
+        if "PATH" in self.env:
+            env["PATH"] = f"{self.env['PATH']}:{os.environ.get('PATH', '')}"
         return [self.mpirun, *self.oversubscribe, "-np", str(np), *map(str, argv)], env
 
 
@@ -52,11 +61,32 @@ OPENMPI = MPI(
         "OMPI_MCA_rmaps_base_oversubscribe": "1",
     },
     oversubscribe=("--quiet",),
+    eager_vars={"shm": "OMPI_MCA_btl_vader_eager_limit", "tcp": "OMPI_MCA_btl_tcp_eager_limit"},
 )
 
-MPICH = MPI(name="mpich", mpicc="mpicc.mpich", mpirun="mpirun.mpich")
+# Debian's MPICH is ch4:ucx: UCX chooses eager or rendezvous on every transport.
+MPICH = MPI(name="mpich", mpicc="mpicc.mpich", mpirun="mpirun.mpich",
+            eager_vars={"shm": "UCX_RNDV_THRESH", "tcp": "UCX_RNDV_THRESH"})
 
-ALL = (OPENMPI, MPICH)
+# Intel MPI needs its root, libraries and libfabric providers named, and its
+# bin first on PATH, or its mpirun finds MPICH's hydra (../shared/notes/mpi.md).
+INTELMPI = MPI(
+    name="intelmpi",
+    mpicc=str(INTEL_MPI_ROOT / "bin" / "mpicc"),
+    mpirun=str(INTEL_MPI_ROOT / "bin" / "mpirun"),
+    env={
+        "I_MPI_ROOT": str(INTEL_MPI_ROOT),
+        "LD_LIBRARY_PATH": str(INTEL_MPI_ROOT / "lib"),
+        "FI_PROVIDER_PATH": f"{INTEL_MPI_ROOT / 'lib' / 'libfabric'}:{INTEL_MPI_ROOT / 'lib'}",
+        "PATH": str(INTEL_MPI_ROOT / "bin"),
+        "I_MPI_FABRICS": "shm",
+    },
+    # Intel MPI 2021 (ch4): shared-memory cells carry eager messages; over
+    # OFI the MPICH control variable sets the switch
+    eager_vars={"shm": "I_MPI_SHM_CELL_FWD_SIZE", "tcp": "MPIR_CVAR_CH4_OFI_EAGER_MAX_MSG_SIZE"},
+)
+
+ALL = (OPENMPI, MPICH, INTELMPI)
 
 
 def available() -> list:
@@ -75,6 +105,8 @@ def by_name(name: str) -> MPI:
 
 
 if __name__ == "__main__":
-    # For the set-up script: one line per MPI found, "name mpicc".
+    # For the set-up script: one line per MPI found, "name mpicc", and the
+    # environment its compiler wrapper needs, as shell assignments.
     for m in available():
-        print(m.name, m.mpicc)
+        env = " ".join(f"{k}={v}" for k, v in m.env.items() if k != "PATH")
+        print(m.name, m.mpicc, env)

@@ -199,6 +199,16 @@ void jb_options_done(jb_ctx *ctx, int optind_after)
     check_json_path(ctx);
     detect_nodes(ctx);
     calibrate_timer(&ctx->timer);
+    if (ctx->rank == 0) {
+        char lib[MPI_MAX_LIBRARY_VERSION_STRING];
+        int len;
+        MPI_Get_library_version(lib, &len);
+        lib[strcspn(lib, "\n")] = '\0'; /* the first line names library and version */
+        for (char *p = lib; *p; p++)
+            if (*p == '\t')
+                *p = ' ';
+        printf("# jb-%s %s\n# mpi_library: %s\n", ctx->name, JB_VERSION, lib);
+    }
 }
 
 void jb_busy_wait(double seconds)

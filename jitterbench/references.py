@@ -1,0 +1,173 @@
+"""Reference files: reference_data/<system>.yaml, read by ReFrame through `$ref`.
+
+A file starts with its provenance, then holds one entry per check class in
+ReFrame's external-reference format:
+
+    provenance:
+      system: local
+      source: measured            # or: paper
+      measured_by: ...            # who (or which paper, section, table)
+      date: 2026-11-22
+      method: command, ReFrame version, repeats
+    HaloCheck:
+      $index: [$partition, $environ, nodes, ...]
+      local:default:
+        openmpi:
+          ...
+            max: [median, lower, upper, us]
+
+This module checks a file before ReFrame reads it, so that a malformed one
+is one clear line naming the entry, and builds files from ReFrame runs.
+"""
+from __future__ import annotations
+
+from datetime import datetime, timezone
+import json
+import re
+import statistics
+from pathlib import Path
+
+import yaml
+
+PROVENANCE_KEYS = ("system", "source", "date", "method")
+
+
+class ReferenceFileError(ValueError):
+    pass
+
+
+def load(path) -> dict:
+    path = Path(path)
+    try:
+        doc = yaml.safe_load(path.read_text())
+    except OSError as e:
+        raise ReferenceFileError(f"{path}: cannot read: {e.strerror}") from None
+    except yaml.YAMLError as e:
+        mark = getattr(e, "problem_mark", None)
+        where = f" (line {mark.line + 1})" if mark else ""
+        raise ReferenceFileError(f"{path}: not YAML{where}: {getattr(e, 'problem', e)}") from None
+    if not isinstance(doc, dict) or not doc:
+        raise ReferenceFileError(f"{path}: not a reference file (expected a mapping of check names)")
+    if next(iter(doc)) != "provenance" or not isinstance(doc["provenance"], dict):
+        raise ReferenceFileError(f"{path}: must start with a 'provenance' mapping")
+    missing = [k for k in PROVENANCE_KEYS if not doc["provenance"].get(k)]
+    if missing:
+        raise ReferenceFileError(f"{path}: provenance lacks {', '.join(missing)}")
+    for check, entry in doc.items():
+        if check == "provenance":
+            continue
+        if not isinstance(entry, dict) or not isinstance(entry.get("$index"), list):
+            raise ReferenceFileError(f"{path}: {check}: expected a mapping with an '$index' list")
+        _check_level(path, [check], {k: v for k, v in entry.items() if k != "$index"}, len(entry["$index"]))
+    return doc
+
+
+def _check_level(path, where, node, depth):
+    if not isinstance(node, dict):
+        raise ReferenceFileError(f"{path}: {' > '.join(map(str, where))}: expected a mapping")
+    for key, value in node.items():
+        here = where + [key]
+        if depth > 0:
+            _check_level(path, here, value, depth - 1)
+        else:
+            _check_tuple(path, here, value)
+
+
+def _check_tuple(path, where, value):
+    name = " > ".join(map(str, where))
+    if isinstance(value, list) and value and value[0] == "$xfail":
+        if len(value) != 3:
+            raise ReferenceFileError(f"{path}: {name}: expected ['$xfail', reason, [value, lower, upper, unit]]")
+        value = value[2]
+    ok = (isinstance(value, list) and len(value) in (3, 4)
+          and all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in value[:3]))
+    if not ok:
+        raise ReferenceFileError(f"{path}: {name}: expected [value, lower, upper, unit], got {value!r}")
+    ref, lower, upper = value[:3]
+    if lower > 0 or upper < 0:
+        raise ReferenceFileError(f"{path}: {name}: thresholds must be a fraction <= 0 and one >= 0, got {lower}, {upper}")
+
+
+# ---- references from a run -------------------------------------------------------------
+
+def testcases(report_paths):
+    """(report, test case) for every case with performance values in ReFrame run reports."""
+    for path in report_paths:
+        try:
+            report = json.loads(Path(path).read_text())
+        except (OSError, json.JSONDecodeError) as e:
+            raise ReferenceFileError(f"{path}: not a ReFrame run report: {e}") from None
+        if "runs" not in report or "session_info" not in report:
+            raise ReferenceFileError(f"{path}: not a ReFrame run report (no 'runs' or 'session_info')")
+        for run in report["runs"]:
+            for case in run.get("testcases", []):
+                if case.get("perfvalues"):
+                    yield report, case
+
+
+def parameters(case):
+    """The test's parameters in declaration order, from its display name
+    ('HaloCheck %nodes=1 %pattern=sendrecv'), with their typed values."""
+    names = re.findall(r"%(\w+)=", case["display_name"])
+    return {name: case[name] for name in names}
+
+
+def index_of(case):
+    return ["$partition", "$environ", *parameters(case)]
+
+
+def build(report_paths, system, measured_by, min_slack=0.5, spread_factor=2.0):
+    """A reference document from the test cases of one system in several runs.
+
+    Per test variant and performance variable: the median of the repeats as
+    the value, and bounds that admit spread_factor times the measured spread,
+    never tighter than min_slack (a fraction of the median) on either side.
+    """
+    samples, units, index, versions, dates, commands = {}, {}, {}, set(), set(), set()
+    for report, case in testcases(report_paths):
+        if case.get("system") != system:
+            continue
+        info = report["session_info"]
+        versions.add(info.get("version", "?"))
+        dates.add(datetime.fromtimestamp(info["time_start_unix"], timezone.utc).date().isoformat())
+        commands.add(info.get("cmdline", ""))
+        check = case["display_name"].split()[0]
+        index.setdefault(check, index_of(case))
+        key = (f"{case['system']}:{case['partition']}", case["environ"], *parameters(case).values())
+        for name, pv in case["perfvalues"].items():
+            var = name.split(":")[-1]
+            if pv[0] is not None:
+                samples.setdefault((check, key, var), []).append(pv[0])
+                units[(check, var)] = pv[4]
+    if not samples:
+        raise ReferenceFileError(f"no performance values for system '{system}' in "
+                                 f"{', '.join(map(str, report_paths))}")
+    repeats = max(len(v) for v in samples.values())
+    doc = {"provenance": {
+        "system": system,
+        "source": "measured",
+        "measured_by": measured_by,
+        "date": max(dates),
+        "method": (f"`jitterbench reference` over {len(report_paths)} ReFrame run report(s), "
+                   f"up to {repeats} repeat(s) per variant, ReFrame {', '.join(sorted(versions))}; "
+                   f"value = median of the repeats; bounds = {spread_factor} x the measured spread, "
+                   f"at least {min_slack:.0%} either side"),
+        "commands": sorted(commands),
+    }}
+    for (check, key, var), values in sorted(samples.items(), key=lambda kv: repr(kv[0])):
+        node = doc.setdefault(check, {"$index": index[check]})
+        for k in key:
+            node = node.setdefault(k, {})
+        med = statistics.median(values)
+        below = 1 - min(values) / med if med else 0.0
+        above = max(values) / med - 1 if med else 0.0
+        lower = -min(0.99, max(min_slack, below * spread_factor))
+        upper = max(min_slack, above * spread_factor)
+        node[var] = [round(med, 4), round(lower, 3), round(upper, 3), units[(check, var)]]
+    return doc
+
+
+def dump(doc) -> str:
+    head = (f"# References for system '{doc['provenance']['system']}'.\n"
+            "# Read by ReFrame through $ref; format in jitterbench/references.py.\n")
+    return head + yaml.safe_dump(doc, sort_keys=False, default_flow_style=None, width=120)

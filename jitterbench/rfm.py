@@ -1,0 +1,148 @@
+"""ReFrame support shared by systems/ and reframe_checks/: a launcher that runs
+each programming environment's own mpirun, the build fixture, and the base of
+every jitterbench check (eager limit, references per system, perflog fields).
+"""
+from __future__ import annotations
+
+import os
+
+import reframe as rfm
+import reframe.utility.sanity as sn
+import reframe.utility.typecheck as typ
+from reframe.core.backends import register_launcher
+from reframe.core.builtins import (fixture, parameter, run_after, run_before, sanity_function,
+                                   variable)
+from reframe.core.exceptions import ReframeError
+from reframe.core.launchers import JobLauncher
+
+from . import references
+
+REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+SOURCES = os.path.join(REPO, "src")
+REFERENCE_DIR = os.environ.get("JB_REFERENCE_DIR", os.path.join(REPO, "reference_data"))
+
+
+@register_launcher("jb-mpirun")
+class EnvironmentMpirun(JobLauncher):
+    """`$JB_MPIRUN -np N`: the launcher named by the programming environment.
+
+    A partition has one launcher, but Open MPI, MPICH and Intel MPI on one
+    machine each need their own mpirun; every environment sets JB_MPIRUN.
+    """
+
+    def command(self, job):
+        return ["${JB_MPIRUN:?the programming environment sets no JB_MPIRUN}", "-np", str(job.num_tasks)]
+
+
+class JitterbenchBuild(rfm.CompileOnlyRegressionTest):
+    """Builds src/ with CMake once per programming environment, or takes the
+    binaries of an installed prefix (a site's Spack build): JB_PREFIX, in
+    which {environ} stands for the environment's name."""
+
+    build_system = "CustomBuild"
+    build_locally = True
+    sourcesdir = None
+    prefix_template = variable(str, value=os.environ.get("JB_PREFIX", ""))
+
+    @run_before("compile")
+    def cmake_or_prefix(self):
+        if self.prefix_template:
+            self.bindir = os.path.join(self.prefix_template.format(environ=self.current_environ.name), "bin")
+            self.build_system.commands = [f"test -x {self.bindir}/jb-halo"]
+        else:
+            self.bindir = os.path.join(self.stagedir, "build")
+            cc = self.current_environ.cc
+            self.build_system.commands = [
+                f'cmake -S {SOURCES} -B build -DMPI_C_COMPILER="$(command -v {cc})" -DBUILD_TESTING=OFF',
+                "cmake --build build -j 2",
+            ]
+
+    @sanity_function
+    def built(self):
+        return sn.assert_true(os.path.isdir(self.bindir), f"no binaries in {self.bindir}")
+
+
+class MpiCheck(rfm.RunOnlyRegressionTest):
+    """What every MPI check here shares: nodes and tasks per node fitted to
+    the partition (extras max_nodes, max_tasks_per_node), and references
+    from reference_data/<system>.yaml through ReFrame's `$ref`.  With
+    strict_references (acceptance mode) a missing file fails the test; a
+    malformed one always does, naming the entry."""
+
+    valid_systems = ["+mpi"]
+    valid_prog_environs = ["+mpi"]
+    nodes = parameter([1, 2, 3, 4, 8, 16, 32, 64, 128], type=int, loggable=True)
+    tasks_per_node = parameter([2, 4, 16], type=int, loggable=True)
+    strict_references = variable(typ.Bool, value=False)
+
+    @run_after("setup")
+    def fit_partition(self):
+        extras = self.current_partition.extras
+        self.skip_if(self.nodes > extras.get("max_nodes", 1),
+                     f"{self.current_partition.fullname} has {extras.get('max_nodes', 1)} node(s)")
+        self.skip_if(self.tasks_per_node > extras.get("max_tasks_per_node", self.tasks_per_node),
+                     f"{self.current_partition.fullname} runs at most "
+                     f"{extras.get('max_tasks_per_node')} tasks per node")
+        self.num_tasks_per_node = self.tasks_per_node
+        self.num_tasks = self.nodes * self.tasks_per_node
+
+    @run_after("setup")
+    def system_references(self):
+        path = os.path.join(REFERENCE_DIR, f"{self.current_system.name}.yaml")
+        if not os.path.exists(path):
+            if self.strict_references:
+                raise ReframeError(f"no reference file for system '{self.current_system.name}': {path}")
+            return
+        try:
+            references.load(path)
+        except references.ReferenceFileError as e:
+            raise ReframeError(str(e)) from None
+        self.reference = {"$ref": path}
+
+
+class JitterbenchCheck(MpiCheck):
+    """A jitterbench benchmark: built by the fixture, eager limit as a parameter.
+
+    eager_limit 'default' leaves the MPI alone; a number of bytes is set
+    through the variable the environment declares for the partition's
+    transport (environment extras 'eager_vars', partition extras
+    'transport'), and logged as eager_var.
+    """
+
+    tags = {"jitterbench", "quick", "acceptance"}
+    benchmark = variable(str)
+    eager_limit = parameter(["default", "2048", "8192", "32768", "65536"], type=str, loggable=True)
+    eager_var = variable(str, value="", loggable=True)
+    mpi_library = variable(str, value="", loggable=True)
+    build = fixture(JitterbenchBuild, scope="environment")
+
+    @run_after("setup")
+    def set_executable(self):
+        self.executable = os.path.join(self.build.bindir, f"jb-{self.benchmark}")
+
+    @run_after("setup")
+    def set_eager_limit(self):
+        if self.eager_limit == "default":
+            return
+        transport = self.current_partition.extras.get("transport", "shm")
+        names = self.current_environ.extras.get("eager_vars", {})
+        self.skip_if(transport not in names,
+                     f"{self.current_environ.name} declares no eager-limit variable for {transport}")
+        self.eager_var = names[transport]
+        self.env_vars[self.eager_var] = self.eager_limit
+
+    @run_before("performance")
+    def record_mpi_library(self):
+        stdout = os.path.join(self.stagedir, self.stdout.evaluate())
+        self.mpi_library = sn.evaluate(sn.extractsingle(r"^# mpi_library: (.*)$", stdout, 1)).strip()
+
+    def result(self, key, conv=float):
+        """A field of the benchmark's JB_RESULT summary line."""
+        return sn.extractsingle(rf"^JB_RESULT .*\b{key}=(\S+)", self.stdout, 1, conv)
+
+    @sanity_function
+    def ran_and_validated(self):
+        return sn.all([
+            sn.assert_found(r"^JB_RESULT ", self.stdout, msg="no JB_RESULT summary line"),
+            sn.assert_found(r"every payload arrived intact", self.stdout, msg="payload validation did not pass"),
+        ])

@@ -1,0 +1,43 @@
+"""The halo exchange of "Switch Jitter" (../shared/papers/000_9fba8aad814ec0c2.txt).
+
+Sweeps what the study varied: nodes, tasks per node, placement, exchange
+pattern, eager limit and message size; asserts MAX and AVG (us) and their
+ratio against reference_data/<system>.yaml.
+"""
+import reframe as rfm
+from reframe.core.builtins import parameter, performance_function, run_after
+
+from jitterbench.rfm import JitterbenchCheck
+
+
+@rfm.simple_test
+class HaloCheck(JitterbenchCheck):
+    descr = "halo exchange: per-call MAX and AVG over tasks"
+    benchmark = "halo"
+    placement = parameter(["row", "bunched"], type=str, loggable=True)
+    pattern = parameter(["two-phase", "irecv-isend", "isend-recv", "sendrecv"], type=str, loggable=True)
+    # the study's 4K and 40K exchanges
+    msg_size = parameter([4096, 40960], type=int, loggable=True)
+    calls = 1000
+
+    @run_after("setup")
+    def options(self):
+        self.executable_opts = [
+            "--placement", self.placement, "--pattern", self.pattern, "--size", str(self.msg_size),
+            "--calls", str(self.calls), "--validate", "--tasks-per-node", str(self.tasks_per_node),
+            "--json", "halo.json",
+        ]
+        # the benchmark's own record: statistics, and the environment it really ran with
+        self.keep_files = ["halo.json"]
+
+    @performance_function("us")
+    def max(self):
+        return self.result("max_us")
+
+    @performance_function("us")
+    def avg(self):
+        return self.result("avg_us")
+
+    @performance_function("MAX/AVG")
+    def jitter(self):
+        return self.result("jitter")

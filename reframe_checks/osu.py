@@ -1,0 +1,80 @@
+"""OSU Micro-Benchmarks, run-only, beside jitterbench's own numbers.
+
+OSU comes from the site: JB_OSU_PREFIX (an install prefix, {environ} stands
+for the programming environment, e.g. a Spack view per MPI) or PATH.  Where
+it is not found the checks are skipped and say so.  Values at several sizes
+are performance variables (latency_8, bw_65536, ...), referenced like every
+other check in reference_data/<system>.yaml.
+"""
+import os
+import shutil
+
+import reframe as rfm
+import reframe.utility.sanity as sn
+from reframe.core.builtins import parameter, run_after, sanity_function
+
+from jitterbench import osu
+from jitterbench.rfm import MpiCheck
+
+# benchmark: (folder under libexec/osu-micro-benchmarks/mpi, tasks (0: as many as the check has),
+#             column read, performance variable, unit, sizes reported, options)
+BENCHMARKS = {
+    "osu_latency": ("pt2pt", 2, "avg_latency_us", "latency", "us", [8, 4096, 65536], ["-m", "65536"]),
+    "osu_bw": ("pt2pt", 2, "bandwidth_mb_s", "bandwidth", "MB/s", [4096, 65536, 1048576], ["-m", "1048576"]),
+    "osu_bibw": ("pt2pt", 2, "bandwidth_mb_s", "bandwidth", "MB/s", [4096, 65536, 1048576], ["-m", "1048576"]),
+    "osu_multi_lat": ("pt2pt", 0, "avg_latency_us", "latency", "us", [8, 4096, 65536], ["-m", "65536"]),
+    "osu_mbw_mr": ("pt2pt", 0, "mb_s", "bandwidth", "MB/s", [4096, 65536, 1048576], ["-m", "1048576"]),
+    "osu_alltoall": ("collective", 0, "avg_latency_us", "latency", "us", [8, 4096, 65536], ["-m", "65536", "-f"]),
+    "osu_barrier": ("collective", 0, "avg_latency_us", "latency", "us", [None], ["-f"]),
+}
+
+
+def find_osu(program, folder, environ):
+    """The path of an OSU program, or None."""
+    prefix = os.environ.get("JB_OSU_PREFIX", "")
+    if prefix:
+        path = os.path.join(prefix.format(environ=environ), "libexec", "osu-micro-benchmarks", "mpi", folder, program)
+        return path if os.access(path, os.X_OK) else None
+    return shutil.which(program)
+
+
+@sn.deferrable
+def osu_value(stdout, column, size):
+    with open(stdout) as f:
+        return osu.value_at(f.read(), column, size)
+
+
+@rfm.simple_test
+class OsuCheck(MpiCheck):
+    descr = "OSU Micro-Benchmarks 7.x, for comparison with jitterbench"
+    tags = {"osu", "quick", "acceptance"}
+    benchmark = parameter(list(BENCHMARKS), type=str, loggable=True)
+
+    @run_after("setup")
+    def locate(self):
+        folder, tasks, _, _, _, _, options = BENCHMARKS[self.benchmark]
+        # a two-task benchmark has one pair: on one node, or across two
+        self.skip_if(tasks and self.nodes > tasks, f"{self.benchmark} runs on {tasks} tasks, not {self.nodes} nodes")
+        self.skip_if(tasks and self.tasks_per_node != 2, f"{self.benchmark} runs on {tasks} tasks whatever "
+                                                          "tasks_per_node says (tasks_per_node=2 runs it)")
+        path = find_osu(self.benchmark, folder, self.current_environ.name)
+        self.skip_if(path is None, f"OSU Micro-Benchmarks not found: no {self.benchmark} under "
+                                   f"JB_OSU_PREFIX or on PATH")
+        self.executable = path
+        self.executable_opts = options
+        if tasks:  # point-to-point between two tasks: one per node when the check spans nodes
+            self.num_tasks = tasks
+            self.num_tasks_per_node = tasks // self.nodes
+
+    @run_after("setup")
+    def performance_variables(self):
+        _, _, column, stem, unit, sizes, _ = BENCHMARKS[self.benchmark]
+        self.perf_variables = {
+            (stem if size is None else f"{stem}_{size}"): sn.make_performance_function(
+                osu_value(self.stdout, column, size), unit)
+            for size in sizes
+        }
+
+    @sanity_function
+    def osu_table(self):
+        return sn.assert_found(r"^# OSU MPI", self.stdout, msg="no OSU header in the output")

@@ -1,0 +1,82 @@
+"""ReFrame configuration of jitterbench: `reframe -C systems/config.py ...`.
+
+Each system lives in a module of its own in this folder, defining SYSTEM (a
+ReFrame system entry) and ENVIRONMENTS (its programming environments).  This
+file merges them and adds what all systems share: modes, logging, storage.
+The first system whose hostnames match this machine is used unless --system
+names one; `local` matches any host, so it stays last.
+"""
+import importlib.util
+import os
+import sys
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+REPO = os.path.dirname(HERE)
+sys.path.insert(0, REPO)  # the jitterbench package of this checkout
+
+import jitterbench.rfm  # noqa: E402,F401  registers the jb-mpirun launcher
+
+SYSTEM_MODULES = ["local"]  # later entries win only when earlier ones do not match
+OUTPUT = os.environ.get("JB_OUTPUT", os.path.join(REPO, "output"))
+os.makedirs(OUTPUT, exist_ok=True)
+
+
+def _load(name):
+    spec = importlib.util.spec_from_file_location(f"jitterbench_system_{name}", os.path.join(HERE, f"{name}.py"))
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+_systems = [_load(name) for name in SYSTEM_MODULES]
+for _m in _systems:  # every run's files under one folder, so runs never share a stage
+    _m.SYSTEM.setdefault("stagedir", os.path.join(OUTPUT, "stage"))
+    _m.SYSTEM.setdefault("outputdir", os.path.join(OUTPUT, "output"))
+
+# Benchmarks must not disturb each other: serial execution in every mode.
+_common_options = ["--exec-policy=serial", f"--report-junit={OUTPUT}/junit.xml",
+                   "-c", os.path.join(REPO, "reframe_checks")]
+
+_quick_parameters = ["-P", "tasks_per_node=2", "-P", "msg_size=4096", "-P", "eager_limit=default,2048",
+                     "-P", "pattern=isend-recv,sendrecv"]
+
+_strict = ["-S", "require_reference=1", "-S", "strict_references=1"]
+
+site_configuration = {
+    "systems": [m.SYSTEM for m in _systems],
+    "environments": [env for m in _systems for env in m.ENVIRONMENTS],
+    "modes": [
+        {
+            # a few minutes on 2 cores: one node, two tasks, one size, the default eager
+            # limit and one below the message size, two patterns
+            "name": "quick",
+            "target_systems": ["local"],
+            "options": [*_common_options, "-t", "quick", "-P", "nodes=1", *_quick_parameters],
+        },
+        {
+            # the full sweep a site runs to accept a machine: every reference required
+            "name": "acceptance",
+            "target_systems": ["local"],
+            "options": [*_common_options, "-t", "acceptance", "-P", "nodes=1", *_strict],
+        },
+    ],
+    "general": [{"report_file": os.path.join(OUTPUT, "report.json"), "purge_environment": False}],
+    "storage": [{"enable": True, "sqlite_db_file": os.path.join(OUTPUT, "results.db")}],
+    "logging": [{
+        "handlers": [{"type": "stream", "name": "stdout", "level": "info", "format": "%(message)s"},
+                     {"type": "file", "name": os.path.join(OUTPUT, "reframe.log"), "level": "debug",
+                      "format": "[%(asctime)s] %(levelname)s: %(check_info)s: %(message)s", "append": False}],
+        "handlers_perflog": [{
+            "type": "filelog",
+            "prefix": os.path.join(OUTPUT, "perflogs", "%(check_system)s", "%(check_partition)s"),
+            "level": "info",
+            # check_#ALL: every parameter and loggable variable (the eager variable actually
+            # set, the MPI library, the node list) and the performance values
+            "format": "%(check_job_completion_time)s|%(check_result)s|%(check_#ALL)s",
+            # columns <var>_value, <var>_unit, <var>_ref, <var>_lower_thres, <var>_upper_thres
+            "format_perfvars": ("%(check_perf_value)s|%(check_perf_unit)s|%(check_perf_ref)s|"
+                                "%(check_perf_lower_thres)s|%(check_perf_upper_thres)s|"),
+            "append": True,
+        }],
+    }],
+}

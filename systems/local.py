@@ -1,0 +1,45 @@
+"""`local`: this machine, or any workstation.
+
+One node, the local scheduler, each MPI's own mpirun (the jb-mpirun launcher
+runs $JB_MPIRUN), more ranks than cores allowed, safe to run as root.  One
+programming environment per MPI found (Open MPI and MPICH from Debian
+packages, Intel MPI from PyPI), each declaring its features and, in extras,
+the variables that set its eager limit per transport.
+"""
+import os
+
+from jitterbench import mpi
+
+ENVIRONMENTS = []
+for flavour in mpi.available():
+    env_vars = dict(flavour.env)
+    if "PATH" in env_vars:
+        env_vars["PATH"] = f"{env_vars['PATH']}:$PATH"
+    # quoted: ReFrame exports values as they are written
+    env_vars["JB_MPIRUN"] = '"' + " ".join([flavour.mpirun, *flavour.oversubscribe]) + '"'
+    ENVIRONMENTS.append({
+        "name": flavour.name,
+        "target_systems": ["local"],
+        "features": ["mpi", flavour.name],
+        "cc": flavour.mpicc,
+        "env_vars": [[k, v] for k, v in env_vars.items()],
+        "extras": {"eager_vars": flavour.eager_vars},
+    })
+
+SYSTEM = {
+    "name": "local",
+    "descr": "this machine: one node, shared-memory transport",
+    "hostnames": [".*"],
+    "modules_system": "nomod",
+    "partitions": [{
+        "name": "default",
+        "descr": f"{os.cpu_count()} cores, one task per core",
+        "scheduler": "local",
+        "launcher": "jb-mpirun",
+        "environs": [e["name"] for e in ENVIRONMENTS],
+        "features": ["mpi"],
+        "max_jobs": 1,
+        # one task per core: more would time-slice and measure the scheduler
+        "extras": {"max_nodes": 1, "max_tasks_per_node": os.cpu_count(), "transport": "shm"},
+    }],
+}
