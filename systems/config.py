@@ -37,7 +37,7 @@ for _m in _systems:  # every run's files under one folder, so runs never share a
 _common_options = ["--exec-policy=serial", f"--report-junit={OUTPUT}/junit.xml",
                    "-c", os.path.join(REPO, "reframe_checks")]
 
-_quick_parameters = ["-P", "tasks_per_node=2", "-P", "msg_size=4096", "-P", "eager_limit=default,2048",
+_quick_parameters = ["-P", "tasks_per_node=2", "-P", "msg_size=4096", "-P", "eager_limit=default,2048,8192",
                      "-P", "pattern=isend-recv,sendrecv"]
 
 _strict = ["-S", "require_reference=1", "-S", "strict_references=1"]

@@ -28,14 +28,16 @@ class Run:
         return self.doc["results"]
 
 
-def run_benchmark(mpi, np, args, json_path=None, benchmark="halo", timeout=HANG_LIMIT_S) -> Run:
-    """Runs jb-<benchmark> on np ranks; a run that outlives timeout is a hang and fails the test."""
+def run_benchmark(mpi, np, args, json_path=None, benchmark="halo", timeout=HANG_LIMIT_S, env=None) -> Run:
+    """Runs jb-<benchmark> on np ranks, with extra environment variables env;
+    a run that outlives timeout is a hang and fails the test."""
     argv = [mpi.binary(benchmark)]
     if json_path is not None:
         argv += ["--json", json_path]  # first, so a test's last option may lack its value
     argv += args
-    cmd, env = mpi.launch(np, argv)
-    proc = subprocess.Popen(cmd, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+    cmd, full_env = mpi.launch(np, argv)
+    full_env.update(env or {})
+    proc = subprocess.Popen(cmd, env=full_env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
                             start_new_session=True)
     try:
         out, err = proc.communicate(timeout=timeout)
@@ -55,8 +57,9 @@ def mpi(request):
     m = mpis.by_name(request.param)
     if not m.available():
         pytest.skip(f"{m.name} is not installed ({m.mpicc} or {m.mpirun} not on PATH)")
-    if not m.binary("halo").exists():
-        pytest.fail(f"{m.binary('halo')} is missing: run ci/setup.sh first")
+    for benchmark in ("halo", "eager", "pingpong"):
+        if not m.binary(benchmark).exists():
+            pytest.fail(f"{m.binary(benchmark)} is missing: run ci/setup.sh first")
     return m
 
 

@@ -1,10 +1,8 @@
 """The ReFrame workflow on `local`, for real: perflogs, eager limit, references."""
 from __future__ import annotations
 
-import csv
 import json
 import os
-import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -33,6 +31,17 @@ def reframe(tmp_path, *args, references=None, mode=None):
         cases = [c for run in json.loads(report.read_text())["runs"] for c in run["testcases"]
                  if not c.get("fixture")]
     return proc, cases
+
+
+def write_references(tmp_path, method, halo_entry):
+    """A local.yaml with one HaloCheck entry; returns its folder."""
+    refs = tmp_path / "refs"
+    refs.mkdir()
+    (refs / "local.yaml").write_text(yaml.safe_dump({
+        "provenance": {"system": "local", "source": "test", "date": "2026-11-22", "method": method},
+        "HaloCheck": halo_entry,
+    }, sort_keys=False))
+    return refs
 
 
 def perflog_rows(tmp_path):
@@ -68,14 +77,9 @@ def test_perflog_records_parameters_eager_variable_mpi_and_nodes(tmp_path):
 
 
 def test_a_wrong_reference_fails_the_check(tmp_path):
-    refs = tmp_path / "refs"
-    refs.mkdir()
-    (refs / "local.yaml").write_text(yaml.safe_dump({
-        "provenance": {"system": "local", "source": "test", "date": "2026-11-22", "method": "deliberately wrong"},
-        # 0.001 us with +-10 %: no real exchange is that fast
-        "HaloCheck": {"$index": ["$partition", "pattern"],
-                      "local:default": {"sendrecv": {"max": [0.001, -0.1, 0.1, "us"]}}},
-    }, sort_keys=False))
+    # 0.001 us with +-10 %: no real exchange is that fast
+    write_references(tmp_path, "deliberately wrong", {
+        "$index": ["$partition", "pattern"], "local:default": {"sendrecv": {"max": [0.001, -0.1, 0.1, "us"]}}})
     proc, cases = reframe(tmp_path, "-P", "eager_limit=default")
     assert proc.returncode != 0
     assert [(c["result"], c["fail_phase"]) for c in cases] == [("fail", "performance")]
@@ -83,12 +87,7 @@ def test_a_wrong_reference_fails_the_check(tmp_path):
 
 
 def test_a_malformed_reference_file_is_a_clear_error(tmp_path):
-    refs = tmp_path / "refs"
-    refs.mkdir()
-    (refs / "local.yaml").write_text(yaml.safe_dump({
-        "provenance": {"system": "local", "source": "test", "date": "2026-11-22", "method": "malformed"},
-        "HaloCheck": {"$index": ["$partition"], "local:default": {"max": "fast"}},
-    }, sort_keys=False))
+    write_references(tmp_path, "malformed", {"$index": ["$partition"], "local:default": {"max": "fast"}})
     proc, cases = reframe(tmp_path, "-P", "eager_limit=default")
     assert proc.returncode != 0
     assert [c["result"] for c in cases] == ["fail"]
@@ -103,13 +102,8 @@ def test_acceptance_mode_fails_without_a_reference_file(tmp_path):
 
 
 def test_acceptance_mode_fails_on_a_variant_without_a_reference(tmp_path):
-    refs = tmp_path / "refs"
-    refs.mkdir()
-    (refs / "local.yaml").write_text(yaml.safe_dump({
-        "provenance": {"system": "local", "source": "test", "date": "2026-11-22", "method": "incomplete"},
-        "HaloCheck": {"$index": ["$partition", "pattern"],
-                      "local:default": {"two-phase": {"max": [10.0, -0.99, 100.0, "us"]}}},
-    }, sort_keys=False))
+    write_references(tmp_path, "incomplete", {
+        "$index": ["$partition", "pattern"], "local:default": {"two-phase": {"max": [10.0, -0.99, 100.0, "us"]}}})
     proc, cases = reframe(tmp_path, "-P", "eager_limit=default", mode="acceptance")
     assert proc.returncode != 0
     assert cases and all(c["result"] == "fail" and "reference" in c["fail_reason"] for c in cases)

@@ -123,3 +123,30 @@ void jb_result_end(jb_ctx *ctx);
 int jb_finish(jb_ctx *ctx);
 
 #endif
+
+/* ---- per-call statistics over tasks ----------------------------------------
+ * For call c and task t with time x[t][c] (us), as the Switch Jitter study
+ * defines them: MAX = mean over c of max over t, AVG = mean over c of mean
+ * over t, MIN likewise; plus percentiles of the per-call MAX and a merged
+ * histogram of every x[t][c].  Three reductions of length "calls" and one of
+ * the histogram: memory per rank never grows with the task count. */
+typedef struct {
+    long calls;
+    double *mine;            /* this task's time per call */
+    jb_hist local;           /* this task's times */
+    double *max, *sum, *min; /* per call over tasks, rank 0 after reduce */
+    jb_hist all;             /* merged, rank 0 after reduce */
+    int tasks;               /* tasks that took part */
+} jb_calls;
+
+void jb_calls_init(jb_calls *s, long calls);
+void jb_calls_free(jb_calls *s);
+void jb_calls_clear(jb_calls *s);                      /* before the next result */
+void jb_calls_record(jb_calls *s, long call, double us);
+void jb_calls_reduce(jb_calls *s, MPI_Comm comm);      /* collective over comm; root is rank 0 */
+/* Adds max_us, avg_us, min_us, jitter, p50_us .. p999_us, worst_us,
+ * all_p50_us, all_p99_us and the histogram (and with series, the per-call
+ * arrays) to the current result.  Rank 0 only. */
+void jb_calls_report(jb_ctx *ctx, const jb_calls *s, int series);
+/* The JSON text that says how each of those is aggregated (for "config"). */
+void jb_calls_describe(jb_json *j);

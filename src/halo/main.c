@@ -163,27 +163,9 @@ static long check_payloads(const halo_exchange *h, long call)
     return bad;
 }
 
-typedef struct {
-    double *max, *sum, *min; /* per call, over tasks (rank 0) */
-    jb_hist hist;            /* every task's every call (merged on rank 0) */
-    long injected;           /* task-calls that got the injected wait */
-} halo_stats;
-
-static void report(jb_ctx *ctx, const halo_options *o, int pattern, int s, const halo_stats *st,
-                   double **traces, int off_node_max)
+static void report(jb_ctx *ctx, const halo_options *o, int pattern, int s, const jb_calls *st,
+                   long injected, double **traces, int off_node_max)
 {
-    long calls = ctx->opt.calls;
-    double *avg = malloc((size_t)calls * sizeof *avg);
-    double mean_max = 0, mean_avg = 0, mean_min = 0;
-    for (long c = 0; c < calls; c++) {
-        avg[c] = st->sum[c] / ctx->size;
-        mean_max += st->max[c] / calls;
-        mean_avg += avg[c] / calls;
-        mean_min += st->min[c] / calls;
-    }
-    jb_summary per_call_max;
-    jb_summarize(st->max, (size_t)calls, &per_call_max);
-
     jb_result_begin(ctx);
     jb_result_str(ctx, "placement", placement_names[o->layout.placement], 1);
     jb_result_str(ctx, "pattern", halo_pattern_names[pattern], 1);
@@ -193,41 +175,20 @@ static void report(jb_ctx *ctx, const halo_options *o, int pattern, int s, const
     jb_result_int(ctx, "nodes", ctx->nodes.nnodes, 0);
     jb_result_int(ctx, "tasks_per_node", o->layout.tpn, 0);
     jb_result_int(ctx, "off_node_per_node", off_node_max, 0);
-    jb_result_int(ctx, "calls", calls, 0);
-    jb_result_num(ctx, "max_us", mean_max, 1);
-    jb_result_num(ctx, "avg_us", mean_avg, 1);
-    jb_result_num(ctx, "min_us", mean_min, 1);
-    jb_result_num(ctx, "jitter", mean_max / mean_avg, 1);
-    jb_result_num(ctx, "p50_us", per_call_max.p50, 1);
-    jb_result_num(ctx, "p90_us", per_call_max.p90, 0);
-    jb_result_num(ctx, "p99_us", per_call_max.p99, 1);
-    jb_result_num(ctx, "p999_us", per_call_max.p999, 0);
-    jb_result_num(ctx, "worst_us", per_call_max.max, 0);
-    jb_result_num(ctx, "all_p50_us", jb_hist_percentile(&st->hist, 50), 0);
-    jb_result_num(ctx, "all_p99_us", jb_hist_percentile(&st->hist, 99), 0);
-    jb_result_int(ctx, "injected_task_calls", st->injected, 0);
-    jb_json *j = jb_result_json(ctx);
-    if (j) {
-        jb_json_hist(j, "histogram", &st->hist);
-        if (o->series) {
-            jb_json_object(j, "series");
-            jb_json_nums(j, "max_us", st->max, (size_t)calls);
-            jb_json_nums(j, "avg_us", avg, (size_t)calls);
-            jb_json_nums(j, "min_us", st->min, (size_t)calls);
-            jb_json_end(j);
+    jb_result_int(ctx, "calls", st->calls, 0);
+    jb_result_int(ctx, "injected_task_calls", injected, 0);
+    jb_calls_report(ctx, st, o->series);
+    if (ctx->rank == 0 && o->ntraced) {
+        jb_json *j = jb_result_json(ctx);
+        jb_json_object(j, "traces");
+        for (int k = 0; k < o->ntraced; k++) {
+            char key[32];
+            snprintf(key, sizeof key, "%ld", o->traced[k]);
+            jb_json_nums(j, key, traces[k], (size_t)st->calls);
         }
-        if (o->ntraced) {
-            jb_json_object(j, "traces");
-            for (int k = 0; k < o->ntraced; k++) {
-                char key[32];
-                snprintf(key, sizeof key, "%ld", o->traced[k]);
-                jb_json_nums(j, key, traces[k], (size_t)calls);
-            }
-            jb_json_end(j);
-        }
+        jb_json_end(j);
     }
     jb_result_end(ctx);
-    free(avg);
 }
 
 /* Sends the traced tasks' per-call times to rank 0 (a bounded number of tasks). */
@@ -285,16 +246,8 @@ int main(int argc, char **argv)
     jb_json_num(cfg, "inject_probability", o.inject_p);
     jb_json_num(cfg, "inject_us", o.inject_us);
     jb_json_int(cfg, "seed", (long long)ctx.opt.seed);
-    jb_json_object(cfg, "statistics");
     jb_json_str(cfg, "call", "MPI_Barrier, then the exchange; each task times from after the barrier to the end of its exchange");
-    jb_json_str(cfg, "max_us", "mean over calls of the maximum over tasks");
-    jb_json_str(cfg, "avg_us", "mean over calls of the mean over tasks");
-    jb_json_str(cfg, "min_us", "mean over calls of the minimum over tasks");
-    jb_json_str(cfg, "jitter", "max_us / avg_us");
-    jb_json_str(cfg, "p50_us p90_us p99_us p999_us worst_us", "percentiles and maximum over calls of the per-call maximum over tasks (linear interpolation)");
-    jb_json_str(cfg, "all_p50_us all_p99_us", "percentiles over every task and call, from the merged histogram (bin middle, within 6 %)");
-    jb_json_str(cfg, "histogram", "counts of every task's every call time in log bins [lower_us, upper_us)");
-    jb_json_end(cfg);
+    jb_calls_describe(cfg);
 
     if (ctx.rank == 0) {
         printf("# jb-halo: %d tasks as %d east-west x %d north-south%s, %s placement",
@@ -309,13 +262,8 @@ int main(int argc, char **argv)
 
     jb_rng rng;
     jb_rng_seed(&rng, ctx.opt.seed, (uint64_t)ctx.rank);
-    double *mine = malloc((size_t)calls * sizeof *mine);
-    halo_stats st = {0};
-    if (ctx.rank == 0) {
-        st.max = malloc((size_t)calls * sizeof *st.max);
-        st.sum = malloc((size_t)calls * sizeof *st.sum);
-        st.min = malloc((size_t)calls * sizeof *st.min);
-    }
+    jb_calls st;
+    jb_calls_init(&st, calls);
     double **traces = calloc((size_t)o.ntraced + 1, sizeof *traces);
     for (int k = 0; ctx.rank == 0 && k < o.ntraced; k++)
         traces[k] = malloc((size_t)calls * sizeof **traces);
@@ -329,9 +277,8 @@ int main(int argc, char **argv)
         for (int pattern = 0; pattern < NPATTERNS; pattern++) {
             if (!o.patterns[pattern])
                 continue;
-            long bad_bytes = 0, injected = 0;
-            jb_hist local_hist;
-            jb_hist_clear(&local_hist);
+            long bad_bytes = 0, injected = 0, injected_all = 0;
+            jb_calls_clear(&st);
             for (long c = -ctx.opt.warmup; c < calls; c++) {
                 if (ctx.opt.validate)
                     fill_payloads(&h, g, c);
@@ -345,29 +292,24 @@ int main(int argc, char **argv)
                 if (ctx.opt.validate)
                     bad_bytes += check_payloads(&h, c);
                 if (c >= 0) {
-                    mine[c] = us;
-                    jb_hist_add(&local_hist, us);
+                    jb_calls_record(&st, c, us);
                     injected += inject;
                 }
             }
-            MPI_Reduce(mine, st.max, (int)calls, MPI_DOUBLE, MPI_MAX, 0, MPI_COMM_WORLD);
-            MPI_Reduce(mine, st.sum, (int)calls, MPI_DOUBLE, MPI_SUM, 0, MPI_COMM_WORLD);
-            MPI_Reduce(mine, st.min, (int)calls, MPI_DOUBLE, MPI_MIN, 0, MPI_COMM_WORLD);
-            MPI_Reduce(local_hist.count, st.hist.count, JB_HIST_NBINS, MPI_UINT64_T, MPI_SUM, 0, MPI_COMM_WORLD);
-            MPI_Reduce(&injected, &st.injected, 1, MPI_LONG, MPI_SUM, 0, MPI_COMM_WORLD);
-            collect_traces(&ctx, &o, mine, traces);
+            jb_calls_reduce(&st, MPI_COMM_WORLD);
+            MPI_Reduce(&injected, &injected_all, 1, MPI_LONG, MPI_SUM, 0, MPI_COMM_WORLD);
+            collect_traces(&ctx, &o, st.mine, traces);
             jb_fail_if_any(&ctx, bad_bytes != 0, "--validate: pattern %s received wrong payload bytes",
                            halo_pattern_names[pattern]);
             if (ctx.rank == 0)
-                report(&ctx, &o, pattern, s, &st, traces, off_node_max);
+                report(&ctx, &o, pattern, s, &st, injected_all, traces, off_node_max);
         }
         for (int d = 0; d < NDIRS; d++) {
             free(h.send[d]);
             free(h.recv[d]);
         }
     }
-    if (ctx.rank == 0 && ctx.opt.validate)
-        printf("# validate: every payload arrived intact\n");
+    jb_calls_free(&st);
     MPI_Comm_free(&h.comm);
     return jb_finish(&ctx);
 }

@@ -1,0 +1,51 @@
+"""The MPI's effective eager limit, probed by jb-eager.
+
+With eager_limit set, the probed limit must equal the value the environment's
+variable was given, less at most the MPI's header: this is what shows that
+the eager-limit parameter of every other check really takes effect.  Where a
+declared variable does not move the probed limit, the check fails and says so.
+"""
+import reframe as rfm
+import reframe.utility.sanity as sn
+from reframe.core.builtins import parameter, performance_function, run_after, sanity_function, variable
+
+from jitterbench.rfm import JitterbenchCheck
+
+# the pair whose limit the partition's transport sets
+PAIR_OF_TRANSPORT = {"shm": "on-node", "tcp": "off-node"}
+
+
+@rfm.simple_test
+class EagerCheck(JitterbenchCheck):
+    descr = "effective eager limit of MPI_Send, probed"
+    benchmark = "eager"
+    eager_limit = parameter(["default", "8192", "32768"], type=str, loggable=True)
+    tasks_per_node = parameter([2], type=int, loggable=True)
+    # bytes the MPI may keep of the limit for its own header (Open MPI ob1: 56)
+    header_allowance = variable(int, value=256, loggable=True)
+
+    @run_after("setup")
+    def options(self):
+        self.executable_opts = ["--json", "eager.json"]
+        self.keep_files = ["eager.json"]
+        self.pair = PAIR_OF_TRANSPORT[self.current_partition.extras.get("transport", "shm")]
+
+    def probed(self):
+        return sn.extractsingle(rf"^JB_RESULT .*\bpair={self.pair} .*\beager_limit_bytes=(\d+)", self.stdout, 1, int)
+
+    @sanity_function
+    def limit_follows_the_variable(self):
+        found = sn.assert_found(rf"^JB_RESULT .*\bpair={self.pair} ", self.stdout,
+                                msg=f"no {self.pair} pair was probed")
+        if self.eager_limit == "default":
+            return found
+        wanted = int(self.eager_limit)
+        return sn.all([found, sn.assert_bounded(
+            self.probed(), wanted - self.header_allowance, wanted,
+            msg=(f"{self.eager_var}={wanted} did not move the probed eager limit: "
+                 f"{{0}} bytes went eagerly ({self.pair}), expected {wanted} less at most "
+                 f"{self.header_allowance} bytes of header"))])
+
+    @performance_function("B")
+    def eager_limit_probed(self):
+        return self.probed()

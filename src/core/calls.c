@@ -1,0 +1,95 @@
+/* Per-call statistics over tasks: the Switch Jitter definitions, by reduction. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "jb_core.h"
+
+void jb_calls_init(jb_calls *s, long calls)
+{
+    memset(s, 0, sizeof *s);
+    s->calls = calls;
+    s->mine = calloc((size_t)calls, sizeof *s->mine);
+    s->max = calloc((size_t)calls, sizeof *s->max);
+    s->sum = calloc((size_t)calls, sizeof *s->sum);
+    s->min = calloc((size_t)calls, sizeof *s->min);
+}
+
+void jb_calls_free(jb_calls *s)
+{
+    free(s->mine);
+    free(s->max);
+    free(s->sum);
+    free(s->min);
+    memset(s, 0, sizeof *s);
+}
+
+void jb_calls_clear(jb_calls *s) { jb_hist_clear(&s->local); }
+
+void jb_calls_record(jb_calls *s, long call, double us)
+{
+    s->mine[call] = us;
+    jb_hist_add(&s->local, us);
+}
+
+void jb_calls_reduce(jb_calls *s, MPI_Comm comm)
+{
+    int n = (int)s->calls;
+    MPI_Comm_size(comm, &s->tasks);
+    MPI_Reduce(s->mine, s->max, n, MPI_DOUBLE, MPI_MAX, 0, comm);
+    MPI_Reduce(s->mine, s->sum, n, MPI_DOUBLE, MPI_SUM, 0, comm);
+    MPI_Reduce(s->mine, s->min, n, MPI_DOUBLE, MPI_MIN, 0, comm);
+    MPI_Reduce(s->local.count, s->all.count, JB_HIST_NBINS, MPI_UINT64_T, MPI_SUM, 0, comm);
+}
+
+void jb_calls_report(jb_ctx *ctx, const jb_calls *s, int series)
+{
+    if (ctx->rank != 0)
+        return;
+    long calls = s->calls;
+    double *avg = malloc((size_t)calls * sizeof *avg);
+    double mean_max = 0, mean_avg = 0, mean_min = 0;
+    for (long c = 0; c < calls; c++) {
+        avg[c] = s->sum[c] / s->tasks;
+        mean_max += s->max[c] / calls;
+        mean_avg += avg[c] / calls;
+        mean_min += s->min[c] / calls;
+    }
+    jb_summary per_call_max;
+    jb_summarize(s->max, (size_t)calls, &per_call_max);
+    jb_result_num(ctx, "max_us", mean_max, 1);
+    jb_result_num(ctx, "avg_us", mean_avg, 1);
+    jb_result_num(ctx, "min_us", mean_min, 1);
+    jb_result_num(ctx, "jitter", mean_max / mean_avg, 1);
+    jb_result_num(ctx, "p50_us", per_call_max.p50, 1);
+    jb_result_num(ctx, "p90_us", per_call_max.p90, 0);
+    jb_result_num(ctx, "p99_us", per_call_max.p99, 1);
+    jb_result_num(ctx, "p999_us", per_call_max.p999, 0);
+    jb_result_num(ctx, "worst_us", per_call_max.max, 0);
+    jb_result_num(ctx, "all_p50_us", jb_hist_percentile(&s->all, 50), 0);
+    jb_result_num(ctx, "all_p99_us", jb_hist_percentile(&s->all, 99), 0);
+    jb_json *j = jb_result_json(ctx);
+    jb_json_hist(j, "histogram", &s->all);
+    if (series) {
+        jb_json_object(j, "series");
+        jb_json_nums(j, "max_us", s->max, (size_t)calls);
+        jb_json_nums(j, "avg_us", avg, (size_t)calls);
+        jb_json_nums(j, "min_us", s->min, (size_t)calls);
+        jb_json_end(j);
+    }
+    free(avg);
+}
+
+void jb_calls_describe(jb_json *j)
+{
+    jb_json_object(j, "statistics");
+    jb_json_str(j, "max_us", "mean over calls of the maximum over tasks");
+    jb_json_str(j, "avg_us", "mean over calls of the mean over tasks");
+    jb_json_str(j, "min_us", "mean over calls of the minimum over tasks");
+    jb_json_str(j, "jitter", "max_us / avg_us");
+    jb_json_str(j, "p50_us p90_us p99_us p999_us worst_us",
+                "percentiles and maximum over calls of the per-call maximum over tasks (linear interpolation)");
+    jb_json_str(j, "all_p50_us all_p99_us",
+                "percentiles over every task and call, from the merged histogram (bin middle, within 6 %)");
+    jb_json_str(j, "histogram", "counts of every task's every call time in log bins [lower_us, upper_us)");
+    jb_json_end(j);
+}

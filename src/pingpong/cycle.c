@@ -1,0 +1,40 @@
+/* Multi-ping-pong: n messages there, n back, in one of four send modes. */
+#include "cycle.h"
+
+const char *const send_mode_names[] = {"send", "isend", "ssend", "issend", NULL};
+
+/* n sends: blocking one by one, or non-blocking and one MPI_Waitall */
+static void send_all(pingpong *p, int mode)
+{
+    for (int k = 0; k < p->n; k++) {
+        void *buf = p->send[k];
+        int count = (int)p->size;
+        switch (mode) {
+        case MODE_SEND: MPI_Send(buf, count, MPI_BYTE, p->partner, k, p->comm); break;
+        case MODE_SSEND: MPI_Ssend(buf, count, MPI_BYTE, p->partner, k, p->comm); break;
+        case MODE_ISEND: MPI_Isend(buf, count, MPI_BYTE, p->partner, k, p->comm, &p->req[k]); break;
+        case MODE_ISSEND: MPI_Issend(buf, count, MPI_BYTE, p->partner, k, p->comm, &p->req[k]); break;
+        }
+    }
+    if (mode == MODE_ISEND || mode == MODE_ISSEND)
+        MPI_Waitall(p->n, p->req, MPI_STATUSES_IGNORE);
+}
+
+/* n MPI_Irecv, then one MPI_Waitall */
+static void receive_all(pingpong *p)
+{
+    for (int k = 0; k < p->n; k++)
+        MPI_Irecv(p->recv[k], (int)p->size, MPI_BYTE, p->partner, k, p->comm, &p->req[k]);
+    MPI_Waitall(p->n, p->req, MPI_STATUSES_IGNORE);
+}
+
+void pingpong_cycle(pingpong *p, int mode)
+{
+    if (p->pinger) {
+        send_all(p, mode);
+        receive_all(p);
+    } else {
+        receive_all(p);
+        send_all(p, mode);
+    }
+}

@@ -1,0 +1,25 @@
+/* One multi-ping-pong cycle (Hein, Booth, Bull, section 3). */
+#ifndef PINGPONG_CYCLE_H
+#define PINGPONG_CYCLE_H
+
+#include <mpi.h>
+#include <stddef.h>
+
+enum { MODE_SEND, MODE_ISEND, MODE_SSEND, MODE_ISSEND, NMODES };
+extern const char *const send_mode_names[]; /* NULL-terminated */
+
+typedef struct {
+    MPI_Comm comm;
+    int partner;
+    int pinger;          /* 1 on task A, which starts the cycle */
+    int n;               /* messages per direction */
+    size_t size;         /* bytes per message */
+    char **send, **recv; /* n buffers each */
+    MPI_Request *req;    /* n requests */
+} pingpong;
+
+/* A sends n messages to B; once B has received all n (n MPI_Irecv and one
+ * MPI_Waitall), B sends the n messages back the same way. */
+void pingpong_cycle(pingpong *p, int mode);
+
+#endif

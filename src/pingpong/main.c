@@ -1,0 +1,202 @@
+/* jb-pingpong: multi-ping-pong (J. Hein, S. Booth, M. Bull, "Exchanging
+ * multiple messages via MPI", EPCC/HPCx 2003, sections 3 to 5).
+ *
+ * Pairs (i, i + N/2) run at once; task i starts every cycle and times it.
+ * speed = 2 n size / cycle time (MB/s, MB = 10^6 bytes, as OSU and IMB);
+ * for n = 1 the latency is half the cycle, averaged over cycles: the
+ * definition of osu_latency. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "cycle.h"
+#include "jb_core.h"
+
+static const char usage[] =
+    "Multi-ping-pong: task i sends n messages to task i + N/2, which sends them back.\n"
+    "  --mode LIST           send|isend|ssend|issend or all [all]\n"
+    "  --size LIST           bytes per message: 8,1K or 8:64K [8:64K]\n"
+    "  --messages LIST       n, messages per direction and cycle, 1 to 64 [1,2,4,8,16,32,64]\n"
+    "  --total LIST          fixed-total mode: each total split into n messages (size = total / n)\n"
+    "  --series              per-cycle MAX and AVG over pairs in the JSON\n";
+
+typedef struct {
+    int modes[NMODES];
+    size_t *sizes, *totals;
+    int nsizes, ntotals;
+    long *messages;
+    int nmessages;
+    int series;
+} pp_options;
+
+static unsigned char payload(int pair, int direction, int k, size_t i)
+{
+    return (unsigned char)(pair * 7 + direction * 5 + k * 13 + (long)i);
+}
+
+static void parse(jb_ctx *ctx, int argc, char **argv, pp_options *o)
+{
+    static const struct option longopts[] = {
+        {"mode", required_argument, NULL, 'M'}, {"size", required_argument, NULL, 's'},
+        {"messages", required_argument, NULL, 'n'}, {"total", required_argument, NULL, 'T'},
+        {"series", no_argument, NULL, 'S'}, JB_COMMON_LONGOPTS};
+    int c;
+    memset(o, 0, sizeof *o);
+    for (int m = 0; m < NMODES; m++)
+        o->modes[m] = 1;
+    while ((c = getopt_long(argc, argv, ":h", longopts, NULL)) != -1) {
+        switch (c) {
+        case 'M': JB_PARSE(ctx, "--mode", jb_parse_name_list(optarg, send_mode_names, NULL, o->modes, err)); break;
+        case 's': JB_PARSE(ctx, "--size", jb_parse_size_list(optarg, &o->sizes, &o->nsizes, err)); break;
+        case 'n': JB_PARSE(ctx, "--messages", jb_parse_long_list(optarg, 1, 64, &o->messages, &o->nmessages, err)); break;
+        case 'T': JB_PARSE(ctx, "--total", jb_parse_size_list(optarg, &o->totals, &o->ntotals, err)); break;
+        case 'S': o->series = 1; break;
+        default: jb_common_option(ctx, c, optarg);
+        }
+    }
+    jb_options_done(ctx, optind);
+    if (ctx->size % 2)
+        jb_fail(ctx, "needs an even number of tasks (pairs i, i + N/2), not %d", ctx->size);
+    if (o->sizes && o->totals)
+        jb_fail(ctx, "give either --size or --total");
+    if (!o->sizes && !o->totals)
+        JB_PARSE(ctx, "--size", jb_parse_size_list("8:64K", &o->sizes, &o->nsizes, err));
+    if (!o->messages)
+        JB_PARSE(ctx, "--messages", jb_parse_long_list("1,2,4,8,16,32,64", 1, 64, &o->messages, &o->nmessages, err));
+    for (int t = 0; t < o->ntotals; t++)
+        for (int k = 0; k < o->nmessages; k++)
+            if (o->totals[t] % (size_t)o->messages[k])
+                jb_fail(ctx, "--total %zu does not split into %ld equal messages", o->totals[t], o->messages[k]);
+    for (int i = 0; i < o->nsizes; i++)
+        if (o->sizes[i] > (size_t)1 << 30)
+            jb_fail(ctx, "--size: sizes above 1G are not supported");
+}
+
+/* One result: warm-up and timed cycles for one mode, size and n. */
+static void measure(jb_ctx *ctx, const pp_options *o, pingpong *p, MPI_Comm pingers, int pair, int mode,
+                    size_t size, int n, long off_node_pairs, jb_calls *st)
+{
+    p->n = n;
+    p->size = size;
+    for (int k = 0; k < n; k++) {
+        for (size_t i = 0; i < size; i++)
+            p->send[k][i] = (char)payload(pair, p->pinger, k, i);
+        memset(p->recv[k], 0, size);
+    }
+    jb_calls_clear(st);
+    MPI_Barrier(MPI_COMM_WORLD);
+    for (long c = -ctx->opt.warmup; c < ctx->opt.calls; c++) {
+        double t0 = MPI_Wtime();
+        pingpong_cycle(p, mode);
+        double us = (MPI_Wtime() - t0) * 1e6;
+        if (c >= 0 && p->pinger)
+            jb_calls_record(st, c, us);
+    }
+    long bad = 0;
+    for (int k = 0; k < n; k++)
+        for (size_t i = 0; i < size; i++)
+            bad += (unsigned char)p->recv[k][i] != payload(pair, !p->pinger, k, i);
+    jb_fail_if_any(ctx, bad != 0, "mode %s: messages arrived with wrong payload bytes", send_mode_names[mode]);
+    if (!p->pinger)
+        return;
+    jb_calls_reduce(st, pingers);
+    if (ctx->rank != 0)
+        return;
+    jb_result_begin(ctx);
+    jb_result_str(ctx, "mode", send_mode_names[mode], 1);
+    jb_result_int(ctx, "size", (long long)size, 1);
+    jb_result_int(ctx, "messages", n, 1);
+    jb_result_int(ctx, "total", (long long)size * n, 0);
+    jb_result_int(ctx, "pairs", ctx->size / 2, 0);
+    jb_result_int(ctx, "pairs_off_node", off_node_pairs, 0);
+    jb_result_int(ctx, "cycles", ctx->opt.calls, 0);
+    jb_calls_report(ctx, st, o->series);
+    double mean_max = 0, mean_avg = 0;
+    for (long c = 0; c < st->calls; c++) {
+        mean_max += st->max[c] / st->calls;
+        mean_avg += st->sum[c] / st->tasks / st->calls;
+    }
+    jb_summary slowest;
+    jb_summarize(st->max, (size_t)st->calls, &slowest);
+    jb_result_num(ctx, "speed_mb_s", 2.0 * n * size / mean_max, 1);
+    jb_result_num(ctx, "speed_p50_mb_s", 2.0 * n * size / slowest.p50, 0);
+    if (n == 1)
+        jb_result_num(ctx, "latency_us", mean_avg / 2, 0);
+    jb_result_end(ctx);
+}
+
+int main(int argc, char **argv)
+{
+    jb_ctx ctx;
+    pp_options o;
+    jb_init(&ctx, &argc, &argv, "pingpong", usage, 500, 20);
+    parse(&ctx, argc, argv, &o);
+
+    int half = ctx.size / 2;
+    pingpong p = {.comm = MPI_COMM_WORLD};
+    p.pinger = ctx.rank < half;
+    p.partner = p.pinger ? ctx.rank + half : ctx.rank - half;
+    int pair = p.pinger ? ctx.rank : ctx.rank - half;
+    int partner_node;
+    MPI_Sendrecv(&ctx.nodes.node, 1, MPI_INT, p.partner, 0, &partner_node, 1, MPI_INT, p.partner, 0,
+                 MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+    int crossed = partner_node != ctx.nodes.node;
+    long off_node_pairs = 0, mine = p.pinger && crossed;
+    /* the first 64 pairs that crossed nodes, as a bit set: bounded, whatever the task count */
+    unsigned long long crossed_bits = pair < 64 && p.pinger && crossed ? 1ULL << pair : 0, crossed_all = 0;
+    MPI_Reduce(&mine, &off_node_pairs, 1, MPI_LONG, MPI_SUM, 0, MPI_COMM_WORLD);
+    MPI_Reduce(&crossed_bits, &crossed_all, 1, MPI_UNSIGNED_LONG_LONG, MPI_BOR, 0, MPI_COMM_WORLD);
+    MPI_Comm pingers;
+    MPI_Comm_split(MPI_COMM_WORLD, p.pinger, ctx.rank, &pingers);
+
+    size_t max_bytes = 0;
+    for (int i = 0; i < o.nsizes; i++)
+        max_bytes = o.sizes[i] > max_bytes ? o.sizes[i] : max_bytes;
+    for (int i = 0; i < o.ntotals; i++)
+        max_bytes = o.totals[i] > max_bytes ? o.totals[i] : max_bytes;
+    p.send = calloc(64, sizeof *p.send);
+    p.recv = calloc(64, sizeof *p.recv);
+    p.req = calloc(64, sizeof *p.req);
+    long max_n = 0;
+    for (int k = 0; k < o.nmessages; k++)
+        max_n = o.messages[k] > max_n ? o.messages[k] : max_n;
+    for (int k = 0; k < max_n; k++) {
+        p.send[k] = malloc(max_bytes + 1);
+        p.recv[k] = malloc(max_bytes + 1);
+    }
+
+    jb_json *cfg = &ctx.config;
+    jb_json_int(cfg, "pairs", half);
+    jb_json_int(cfg, "pairs_off_node", off_node_pairs);
+    jb_json_array(cfg, "off_node_pairs_below_64");
+    for (int k = 0; k < 64 && k < half; k++)
+        if (crossed_all >> k & 1)
+            jb_json_int(cfg, NULL, k);
+    jb_json_end(cfg);
+    jb_json_int(cfg, "cycles", ctx.opt.calls);
+    jb_json_int(cfg, "warmup", ctx.opt.warmup);
+    jb_json_str(cfg, "call", "one cycle, timed on task i of each pair: n messages there, n back");
+    jb_json_str(cfg, "speed_mb_s", "2 n size / max_us, MB = 10^6 bytes");
+    jb_json_str(cfg, "latency_us", "n = 1 only: avg_us / 2, the mean half round trip (osu_latency's definition)");
+    jb_calls_describe(cfg);
+    if (ctx.rank == 0)
+        printf("# jb-pingpong: %d pair(s) (i, i + %d), %ld crossing nodes; %ld cycles after %ld warm-up; "
+               "times in us per cycle (MAX/AVG over pairs), speed in MB/s\n",
+               half, half, off_node_pairs, ctx.opt.calls, ctx.opt.warmup);
+
+    jb_calls st;
+    jb_calls_init(&st, ctx.opt.calls);
+    for (int mode = 0; mode < NMODES; mode++) {
+        if (!o.modes[mode])
+            continue;
+        for (int k = 0; k < o.nmessages; k++) {
+            int n = (int)o.messages[k];
+            for (int i = 0; i < o.nsizes; i++)
+                measure(&ctx, &o, &p, pingers, pair, mode, o.sizes[i], n, off_node_pairs, &st);
+            for (int t = 0; t < o.ntotals; t++)
+                measure(&ctx, &o, &p, pingers, pair, mode, o.totals[t] / (size_t)n, n, off_node_pairs, &st);
+        }
+    }
+    jb_calls_free(&st);
+    MPI_Comm_free(&pingers);
+    return jb_finish(&ctx);
+}
