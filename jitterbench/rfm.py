@@ -136,9 +136,11 @@ class JitterbenchCheck(MpiCheck):
         stdout = os.path.join(self.stagedir, self.stdout.evaluate())
         self.mpi_library = sn.evaluate(sn.extractsingle(r"^# mpi_library: (.*)$", stdout, 1)).strip()
 
-    def result(self, key, conv=float):
-        """A field of the benchmark's JB_RESULT summary line."""
-        return sn.extractsingle(rf"^JB_RESULT .*\b{key}=(\S+)", self.stdout, 1, conv)
+    def result(self, key, conv=float, where=""):
+        """A field of the benchmark's JB_RESULT summary line (the first one
+        that also holds the field=value pair `where`, if given)."""
+        line = rf"^JB_RESULT (?=.*\b{where}\b)" if where else r"^JB_RESULT "
+        return sn.extractsingle(rf"{line}.*\b{key}=(\S+)", self.stdout, 1, conv)
 
     @sanity_function
     def ran_and_validated(self):

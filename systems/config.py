@@ -37,8 +37,15 @@ for _m in _systems:  # every run's files under one folder, so runs never share a
 _common_options = ["--exec-policy=serial", f"--report-junit={OUTPUT}/junit.xml",
                    "-c", os.path.join(REPO, "reframe_checks")]
 
-_quick_parameters = ["-P", "tasks_per_node=2", "-P", "msg_size=4096", "-P", "eager_limit=default,2048,8192",
-                     "-P", "pattern=isend-recv,sendrecv"]
+# The quick suite: one node, two tasks, one size per check, the default eager limit and 8 KiB
+# (below and above the message: the eager check proves the variable moved the
+# switch), two variants of each check's pattern.  -P Check.param scopes a value.
+_quick_parameters = [
+    "-P", "tasks_per_node=2", "-P", "eager_limit=default,8192",
+    "-P", "HaloCheck.pattern=isend-recv,sendrecv", "-P", "HaloCheck.msg_size=4096",
+    "-P", "PingPongCheck.mode=send,isend", "-P", "PingPongCheck.msg_size=4096",
+    "-P", "TorusCheck.pattern=phases,isend", "-P", "TorusCheck.ndims=1", "-P", "TorusCheck.msg_size=16384",
+]
 
 _strict = ["-S", "require_reference=1", "-S", "strict_references=1"]
 
@@ -47,8 +54,7 @@ site_configuration = {
     "environments": [env for m in _systems for env in m.ENVIRONMENTS],
     "modes": [
         {
-            # a few minutes on 2 cores: one node, two tasks, one size, the default eager
-            # limit and one below the message size, two patterns
+            # a few minutes on 2 cores
             "name": "quick",
             "target_systems": ["local"],
             "options": [*_common_options, "-t", "quick", "-P", "nodes=1", *_quick_parameters],

@@ -52,12 +52,23 @@ def run_benchmark(mpi, np, args, json_path=None, benchmark="halo", timeout=HANG_
     return Run(proc.returncode, out, err, doc)
 
 
+def assert_rejected(mpi, np, args, message, benchmark, tmp_path):
+    """Bad input: non-zero exit, one line from the benchmark naming the problem, no results file, no hang."""
+    out = tmp_path / "never.json"
+    run = run_benchmark(mpi, np, args, json_path=out, benchmark=benchmark, timeout=60)
+    assert run.returncode != 0
+    lines = run.error_lines(benchmark)
+    assert len(lines) == 1, run.stderr
+    assert message in lines[0]
+    assert not out.exists() and not list(tmp_path.glob("never.json*"))
+
+
 @pytest.fixture(params=[m.name for m in mpis.ALL])
 def mpi(request):
     m = mpis.by_name(request.param)
     if not m.available():
         pytest.skip(f"{m.name} is not installed ({m.mpicc} or {m.mpirun} not on PATH)")
-    for benchmark in ("halo", "eager", "pingpong"):
+    for benchmark in ("halo", "eager", "pingpong", "torus"):
         if not m.binary(benchmark).exists():
             pytest.fail(f"{m.binary(benchmark)} is missing: run ci/setup.sh first")
     return m

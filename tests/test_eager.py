@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import pytest
 
-from conftest import run_benchmark
+from conftest import assert_rejected, run_benchmark
 
 # bytes of the limit each MPI keeps for its header on shared memory, as probed
 HEADER = {"openmpi": 56, "mpich": 8}
@@ -45,9 +45,7 @@ def test_every_size_probed_is_logged_and_classified_consistently(mpi, tmp_path):
     (["--repeats", "0"], "--repeats: 0 is out of range"),
 ])
 def test_bad_input(mpi, tmp_path, args, message):
-    run = run_benchmark(mpi, 2, args, json_path=tmp_path / "x.json", benchmark="eager", timeout=60)
-    assert run.returncode != 0 and len(run.error_lines("eager")) == 1
-    assert message in run.error_lines("eager")[0] and not (tmp_path / "x.json").exists()
+    assert_rejected(mpi, 2, args, message, "eager", tmp_path)
 
 
 def test_one_task_is_a_clear_error(mpi, tmp_path):

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import pytest
 
-from conftest import run_benchmark
+from conftest import assert_rejected, run_benchmark
 
 MODES = ["send", "isend", "ssend", "issend"]
 
@@ -60,6 +60,4 @@ def test_fixed_total_mode_splits_the_total(mpi, tmp_path):
     (2, ["--size", "8", "--total", "64"], "either --size or --total"),
 ])
 def test_bad_input(mpi, tmp_path, np, args, message):
-    run = run_benchmark(mpi, np, args, json_path=tmp_path / "x.json", benchmark="pingpong", timeout=60)
-    assert run.returncode != 0 and len(run.error_lines("pingpong")) == 1
-    assert message in run.error_lines("pingpong")[0] and not (tmp_path / "x.json").exists()
+    assert_rejected(mpi, np, args, message, "pingpong", tmp_path)

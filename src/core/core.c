@@ -199,6 +199,10 @@ void jb_options_done(jb_ctx *ctx, int optind_after)
     check_json_path(ctx);
     detect_nodes(ctx);
     calibrate_timer(&ctx->timer);
+    jb_json_int(&ctx->config, "calls", ctx->opt.calls);
+    jb_json_int(&ctx->config, "warmup", ctx->opt.warmup);
+    jb_json_bool(&ctx->config, "validate", ctx->opt.validate);
+    jb_json_int(&ctx->config, "seed", (long long)ctx->opt.seed);
     if (ctx->rank == 0) {
         char lib[MPI_MAX_LIBRARY_VERSION_STRING];
         int len;

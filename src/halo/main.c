@@ -240,12 +240,8 @@ int main(int argc, char **argv)
     jb_json_int(cfg, "tasks_per_node", L->tpn);
     jb_json_int(cfg, "off_node_per_node", off_node_max);
     jb_json_num(cfg, "off_node_per_node_mean", off_node_mean);
-    jb_json_int(cfg, "calls", calls);
-    jb_json_int(cfg, "warmup", ctx.opt.warmup);
-    jb_json_bool(cfg, "validate", ctx.opt.validate);
     jb_json_num(cfg, "inject_probability", o.inject_p);
     jb_json_num(cfg, "inject_us", o.inject_us);
-    jb_json_int(cfg, "seed", (long long)ctx.opt.seed);
     jb_json_str(cfg, "call", "MPI_Barrier, then the exchange; each task times from after the barrier to the end of its exchange");
     jb_calls_describe(cfg);
 

@@ -172,9 +172,7 @@ int main(int argc, char **argv)
         if (crossed_all >> k & 1)
             jb_json_int(cfg, NULL, k);
     jb_json_end(cfg);
-    jb_json_int(cfg, "cycles", ctx.opt.calls);
-    jb_json_int(cfg, "warmup", ctx.opt.warmup);
-    jb_json_str(cfg, "call", "one cycle, timed on task i of each pair: n messages there, n back");
+    jb_json_str(cfg, "call", "one cycle (calls = cycles), timed on task i of each pair: n messages there, n back");
     jb_json_str(cfg, "speed_mb_s", "2 n size / max_us, MB = 10^6 bytes");
     jb_json_str(cfg, "latency_us", "n = 1 only: avg_us / 2, the mean half round trip (osu_latency's definition)");
     jb_calls_describe(cfg);

@@ -1,0 +1,55 @@
+"""Sending around a ring and a torus, and overlap of work with communication
+(../shared/papers/002_365abe8e6881826d.txt, sections 6, 7 and 9).
+
+Per-call MAX/AVG over tasks (us) and the bandwidth per task; with work, the
+work is placed before the final MPI_Waitall and the time saved against
+placing it after is a performance variable too.
+"""
+import reframe as rfm
+from reframe.core.builtins import parameter, performance_function, run_after
+
+from jitterbench.rfm import JitterbenchCheck
+
+
+@rfm.simple_test
+class TorusCheck(JitterbenchCheck):
+    descr = "ring and torus patterns: per-call MAX and AVG, overlap"
+    benchmark = "torus"
+    eager_limit = parameter(["default", "8192"], type=str, loggable=True)
+    pattern = parameter(["phases", "sendrecv", "isend", "issend", "ibsend"], type=str, loggable=True)
+    ndims = parameter([1, 2], type=int, loggable=True)
+    msg_size = parameter([1024, 16384], type=int, loggable=True)
+    work = parameter([0, 262144], type=int, loggable=True)  # bytes per array of the vector add
+    calls = 300
+
+    @run_after("setup")
+    def options(self):
+        self.skip_if(self.work and self.pattern == "sendrecv", "sendrecv has no MPI_Waitall to put work before")
+        self.executable_opts = ["--pattern", self.pattern, "--ndims", str(self.ndims), "--size", str(self.msg_size),
+                                "--calls", str(self.calls), "--validate", "--json", "torus.json"]
+        if self.work:
+            self.executable_opts += ["--work", str(self.work)]
+        self.keep_files = ["torus.json"]
+        # with work, the overlapped run (work before the wait) is the one measured
+        self.line = "work=before" if self.work else ""
+
+    @performance_function("us")
+    def max(self):
+        return self.result("max_us", where=self.line)
+
+    @performance_function("us")
+    def avg(self):
+        return self.result("avg_us", where=self.line)
+
+    @performance_function("MB/s")
+    def bandwidth(self):
+        return self.result("bandwidth_mb_s", where=self.line)
+
+    @run_after("setup")
+    def overlap_variables(self):
+        if self.work:
+            self.perf_variables["saved"] = self.saved()
+
+    @performance_function("us")
+    def saved(self):
+        return self.result("saved_us", where=self.line)

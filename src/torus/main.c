@@ -1,0 +1,223 @@
+/* jb-torus: sending around a ring (d = 1) and a torus of d dimensions
+ * (J. Hein, S. Booth, M. Bull, "Exchanging multiple messages via MPI",
+ * sections 6, 7 and 9), with per-call MAX/AVG over tasks as in jb-halo.
+ * --work adds a vector add of two double arrays, after the final
+ * MPI_Waitall or before it (overlapped); the time saved is reported. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "exchange.h"
+#include "jb_core.h"
+
+static const char usage[] =
+    "Exchange with both neighbours in every dimension of a periodic torus.\n"
+    "  --ndims D             dimensions, shaped by MPI_Dims_create [1: a ring]\n"
+    "  --dims AxB...         the shape itself (its product is the task count)\n"
+    "  --pattern LIST        phases|sendrecv|isend|issend|ibsend (patterns 1-5) or all [all]\n"
+    "  --size LIST           bytes per message: 1K,16K or 8:64K [1K,4K,16K]\n"
+    "  --work LIST           bytes per array of a vector add; each measured after and before the\n"
+    "                        final MPI_Waitall (patterns other than sendrecv; default isend)\n"
+    "  --series              per-call MAX and AVG in the JSON\n";
+
+typedef struct {
+    int dims[TORUS_MAXDIMS], ndims;
+    int patterns[NPATTERNS], patterns_given;
+    size_t *sizes, *works;
+    int nsizes, nworks;
+    int series;
+} torus_options;
+
+typedef struct {
+    double *a, *b;
+    size_t n;
+} vector_add;
+
+static void add_vectors(void *ctx)
+{
+    vector_add *v = ctx;
+    for (size_t i = 0; i < v->n; i++)
+        v->a[i] += v->b[i];
+}
+
+static void parse(jb_ctx *ctx, int argc, char **argv, torus_options *o)
+{
+    static const struct option longopts[] = {
+        {"ndims", required_argument, NULL, 'D'}, {"dims", required_argument, NULL, 'd'},
+        {"pattern", required_argument, NULL, 'p'}, {"size", required_argument, NULL, 's'},
+        {"work", required_argument, NULL, 'w'}, {"series", no_argument, NULL, 'S'}, JB_COMMON_LONGOPTS};
+    long nd = 1;
+    int c, given_dims = 0;
+    memset(o, 0, sizeof *o);
+    while ((c = getopt_long(argc, argv, ":h", longopts, NULL)) != -1) {
+        switch (c) {
+        case 'D': JB_PARSE(ctx, "--ndims", jb_parse_long(optarg, 1, TORUS_MAXDIMS, &nd, err)); break;
+        case 'd':
+            JB_PARSE(ctx, "--dims", jb_parse_dims(optarg, TORUS_MAXDIMS, o->dims, &o->ndims, err));
+            given_dims = 1;
+            break;
+        case 'p':
+            JB_PARSE(ctx, "--pattern", jb_parse_name_list(optarg, torus_pattern_names, NULL, o->patterns, err));
+            o->patterns_given = 1;
+            break;
+        case 's': JB_PARSE(ctx, "--size", jb_parse_size_list(optarg, &o->sizes, &o->nsizes, err)); break;
+        case 'w': JB_PARSE(ctx, "--work", jb_parse_size_list(optarg, &o->works, &o->nworks, err)); break;
+        case 'S': o->series = 1; break;
+        default: jb_common_option(ctx, c, optarg);
+        }
+    }
+    jb_options_done(ctx, optind);
+    if (!given_dims) {
+        o->ndims = (int)nd;
+        MPI_Dims_create(ctx->size, o->ndims, o->dims);
+    }
+    long product = 1;
+    for (int k = 0; k < o->ndims; k++)
+        product *= o->dims[k];
+    if (product != ctx->size)
+        jb_fail(ctx, "--dims: a torus of %ld tasks does not hold the %d tasks", product, ctx->size);
+    if (!o->sizes)
+        JB_PARSE(ctx, "--size", jb_parse_size_list("1K,4K,16K", &o->sizes, &o->nsizes, err));
+    for (int i = 0; i < o->nsizes; i++)
+        if (o->sizes[i] > (size_t)1 << 28)
+            jb_fail(ctx, "--size: sizes above 256M are not supported");
+    if (!o->patterns_given)
+        for (int p = 0; p < NPATTERNS; p++)
+            o->patterns[p] = !o->nworks || p == PATTERN_ISEND;
+    if (o->nworks && o->patterns[PATTERN_SENDRECV])
+        jb_fail(ctx, "--work needs a final MPI_Waitall to place work before: not pattern sendrecv");
+}
+
+static unsigned char payload(int src, int d, long call, size_t i)
+{
+    return (unsigned char)(src * 7 + d * 13 + call * 31 + (long)i);
+}
+
+/* Times one configuration; returns the mean over calls of the max over tasks. */
+static double measure(jb_ctx *ctx, const torus_options *o, torus_exchange *t, int pattern, jb_calls *st,
+                      const char *work_place, size_t work_bytes, double saved_from)
+{
+    int n = 2 * t->ndims;
+    long bad = 0;
+    jb_calls_clear(st);
+    for (long c = -ctx->opt.warmup; c < ctx->opt.calls; c++) {
+        if (ctx->opt.validate)
+            for (int d = 0; d < n; d++)
+                for (size_t i = 0; i < t->size; i++)
+                    t->send[d][i] = (char)payload(ctx->rank, d, c, i);
+        MPI_Barrier(t->comm);
+        double t0 = MPI_Wtime();
+        torus_exchange_run(t, pattern);
+        double us = (MPI_Wtime() - t0) * 1e6;
+        if (c >= 0)
+            jb_calls_record(st, c, us);
+        if (ctx->opt.validate)
+            for (int from = 0; from < n; from++)
+                for (size_t i = 0; i < t->size; i++)
+                    bad += (unsigned char)t->recv[from][i] != payload(t->nb[from], from ^ 1, c, i);
+    }
+    jb_fail_if_any(ctx, bad != 0, "--validate: pattern %s received wrong payload bytes", torus_pattern_names[pattern]);
+    jb_calls_reduce(st, t->comm);
+    double mean_max = 0;
+    for (long c = 0; ctx->rank == 0 && c < st->calls; c++)
+        mean_max += st->max[c] / st->calls;
+    char shape[128] = "";
+    for (int k = 0; k < t->ndims; k++)
+        snprintf(shape + strlen(shape), sizeof shape - strlen(shape), k ? "x%d" : "%d", o->dims[k]);
+    jb_result_begin(ctx);
+    jb_result_str(ctx, "pattern", torus_pattern_names[pattern], 1);
+    jb_result_str(ctx, "dims", shape, 1);
+    jb_result_int(ctx, "ndims", t->ndims, 0);
+    jb_result_int(ctx, "size", (long long)t->size, 1);
+    jb_result_int(ctx, "work_bytes", (long long)work_bytes, 0);
+    jb_result_str(ctx, "work", work_place, 1);
+    jb_result_int(ctx, "tasks", ctx->size, 0);
+    jb_result_int(ctx, "calls", st->calls, 0);
+    jb_calls_report(ctx, st, o->series);
+    jb_result_num(ctx, "bandwidth_mb_s", (double)n * t->size / mean_max, 1);
+    if (saved_from > 0) { /* work before the wait, against the same work after it */
+        jb_result_num(ctx, "saved_us", saved_from - mean_max, 0);
+        jb_result_num(ctx, "saved_fraction", (saved_from - mean_max) / saved_from, 0);
+    }
+    jb_result_end(ctx);
+    double result = mean_max;
+    MPI_Bcast(&result, 1, MPI_DOUBLE, 0, t->comm);
+    return result;
+}
+
+int main(int argc, char **argv)
+{
+    jb_ctx ctx;
+    torus_options o;
+    jb_init(&ctx, &argc, &argv, "torus", usage, 1000, 50);
+    parse(&ctx, argc, argv, &o);
+
+    torus_exchange t = {.ndims = o.ndims};
+    int periods[TORUS_MAXDIMS];
+    for (int k = 0; k < o.ndims; k++)
+        periods[k] = 1;
+    MPI_Cart_create(MPI_COMM_WORLD, o.ndims, o.dims, periods, 0, &t.comm);
+    for (int k = 0; k < o.ndims; k++)
+        MPI_Cart_shift(t.comm, k, 1, &t.nb[2 * k], &t.nb[2 * k + 1]);
+
+    size_t max_size = 0, max_work = 0;
+    for (int i = 0; i < o.nsizes; i++)
+        max_size = o.sizes[i] > max_size ? o.sizes[i] : max_size;
+    for (int i = 0; i < o.nworks; i++)
+        max_work = o.works[i] > max_work ? o.works[i] : max_work;
+    for (int d = 0; d < 2 * o.ndims; d++) {
+        t.send[d] = calloc(max_size + 1, 1);
+        t.recv[d] = calloc(max_size + 1, 1);
+    }
+    /* MPI_Ibsend needs attached buffer space for every message in flight */
+    int bsend_bytes = (int)(2 * o.ndims * (max_size + MPI_BSEND_OVERHEAD));
+    char *bsend = malloc((size_t)bsend_bytes);
+    MPI_Buffer_attach(bsend, bsend_bytes);
+    vector_add work = {calloc(max_work / 8 + 1, 8), calloc(max_work / 8 + 1, 8), 0};
+
+    jb_json *cfg = &ctx.config;
+    jb_json_array(cfg, "dims");
+    for (int k = 0; k < o.ndims; k++)
+        jb_json_int(cfg, NULL, o.dims[k]);
+    jb_json_end(cfg);
+    jb_json_array(cfg, "rank0_neighbours"); /* per direction: down and up each dimension */
+    int nb0[2 * TORUS_MAXDIMS];
+    memcpy(nb0, t.nb, sizeof nb0);
+    MPI_Bcast(nb0, 2 * TORUS_MAXDIMS, MPI_INT, 0, MPI_COMM_WORLD);
+    for (int d = 0; d < 2 * o.ndims; d++)
+        jb_json_int(cfg, NULL, nb0[d]);
+    jb_json_end(cfg);
+    jb_json_str(cfg, "call", "MPI_Barrier, then the exchange (and the work, if any); timed on every task");
+    jb_json_str(cfg, "bandwidth_mb_s", "bytes each task sends per call (2 ndims size) / max_us, MB = 10^6 bytes");
+    jb_json_str(cfg, "saved_us", "work before the final MPI_Waitall: max_us with the work after it, less max_us");
+    jb_calls_describe(cfg);
+    if (ctx.rank == 0)
+        printf("# jb-torus: %d tasks on a periodic torus of %d dimension(s); %ld calls after %ld warm-up; "
+               "times in us per call\n", ctx.size, o.ndims, ctx.opt.calls, ctx.opt.warmup);
+
+    jb_calls st;
+    jb_calls_init(&st, ctx.opt.calls);
+    for (int i = 0; i < o.nsizes; i++) {
+        t.size = o.sizes[i];
+        for (int pattern = 0; pattern < NPATTERNS; pattern++) {
+            if (!o.patterns[pattern])
+                continue;
+            if (!o.nworks)
+                measure(&ctx, &o, &t, pattern, &st, "none", 0, 0);
+            for (int w = 0; w < o.nworks; w++) {
+                work.n = o.works[w] / 8;
+                t.work = add_vectors;
+                t.work_ctx = &work;
+                t.work_before_wait = 0;
+                double after = measure(&ctx, &o, &t, pattern, &st, "after", o.works[w], 0);
+                t.work_before_wait = 1;
+                measure(&ctx, &o, &t, pattern, &st, "before", o.works[w], after);
+                t.work = NULL;
+            }
+        }
+    }
+    jb_calls_free(&st);
+    MPI_Buffer_detach(&bsend, &bsend_bytes);
+    free(bsend);
+    MPI_Comm_free(&t.comm);
+    return jb_finish(&ctx);
+}
