@@ -45,6 +45,7 @@ _quick_parameters = [
     "-P", "HaloCheck.pattern=isend-recv,sendrecv", "-P", "HaloCheck.msg_size=4096",
     "-P", "PingPongCheck.mode=send,isend", "-P", "PingPongCheck.msg_size=4096",
     "-P", "TorusCheck.pattern=phases,isend", "-P", "TorusCheck.ndims=1", "-P", "TorusCheck.msg_size=16384",
+    "-P", "AlltoallCheck.msg_size=1024",
 ]
 
 _strict = ["-S", "require_reference=1", "-S", "strict_references=1"]

@@ -1,0 +1,178 @@
+/* jb-alltoall: the pairwise-exchange all-to-all of Tabe, Hardwick and Stout
+ * (IBM SP2), beside MPI_Alltoall.  Per call (barrier, then one all-to-all):
+ * MAX/AVG over tasks of the whole all-to-all; per exchange and task: the
+ * exchange time and the idle time, as merged histograms, and a bounded
+ * number of raw exchange times for the simulator (jitterbench simulate). */
+#include <stdlib.h>
+#include <string.h>
+
+#include "exchange.h"
+#include "jb_core.h"
+#include "schedule.h"
+
+static const char usage[] =
+    "All-to-all of size bytes between every pair of tasks.\n"
+    "  --method LIST         pairwise (round-robin MPI_Sendrecv) | alltoall (MPI_Alltoall) | all [all]\n"
+    "  --size LIST           bytes to each other task: 1K,1M or 8:64K [1K]\n"
+    "  --samples FILE        raw pairwise exchange times, one value in us per line (for the simulator)\n"
+    "  --max-samples N       how many raw exchange times at most, spread over the tasks [10000]\n"
+    "  --series              per-call MAX and AVG in the JSON\n";
+
+static const char *const method_names[] = {"pairwise", "alltoall", NULL};
+
+static unsigned char payload(int from, int to, size_t i) { return (unsigned char)(from * 7 + to * 13 + (long)i); }
+
+static void fill(alltoall_run *a)
+{
+    for (int q = 0; q < a->nprocs; q++)
+        for (size_t i = 0; i < a->size; i++)
+            a->send[(size_t)q * a->size + i] = (char)payload(a->me, q, i);
+    memset(a->recv, 0, (size_t)a->nprocs * a->size);
+}
+
+/* wrong bytes received from the other tasks (a task sends nothing to itself) */
+static long check(const alltoall_run *a)
+{
+    long bad = 0;
+    for (int q = 0; q < a->nprocs; q++)
+        for (size_t i = 0; q != a->me && i < a->size; i++)
+            bad += (unsigned char)a->recv[(size_t)q * a->size + i] != payload(q, a->me, i);
+    return bad;
+}
+enum { METHOD_PAIRWISE, METHOD_ALLTOALL };
+
+int main(int argc, char **argv)
+{
+    static const struct option longopts[] = {
+        {"method", required_argument, NULL, 'M'}, {"size", required_argument, NULL, 's'},
+        {"samples", required_argument, NULL, 'f'}, {"max-samples", required_argument, NULL, 'n'},
+        {"series", no_argument, NULL, 'S'}, JB_COMMON_LONGOPTS};
+    jb_ctx ctx;
+    int methods[2] = {1, 1}, series = 0, nsizes = 0, c;
+    size_t *sizes = NULL;
+    const char *samples_path = NULL;
+    long max_samples = 10000;
+    jb_init(&ctx, &argc, &argv, "alltoall", usage, 200, 10);
+    while ((c = getopt_long(argc, argv, ":h", longopts, NULL)) != -1) {
+        switch (c) {
+        case 'M': JB_PARSE(&ctx, "--method", jb_parse_name_list(optarg, method_names, NULL, methods, err)); break;
+        case 's': JB_PARSE(&ctx, "--size", jb_parse_size_list(optarg, &sizes, &nsizes, err)); break;
+        case 'f': samples_path = optarg; break;
+        case 'n': JB_PARSE(&ctx, "--max-samples", jb_parse_long(optarg, 1, 10000000, &max_samples, err)); break;
+        case 'S': series = 1; break;
+        default: jb_common_option(&ctx, c, optarg);
+        }
+    }
+    jb_options_done(&ctx, optind);
+    if (!sizes)
+        JB_PARSE(&ctx, "--size", jb_parse_size_list("1K", &sizes, &nsizes, err));
+    for (int i = 0; i < nsizes; i++)
+        if (sizes[i] * (size_t)ctx.size > (size_t)1 << 31)
+            jb_fail(&ctx, "--size: %zu bytes to each of %d tasks is over 2G per task", sizes[i], ctx.size);
+    if (samples_path && !methods[METHOD_PAIRWISE])
+        jb_fail(&ctx, "--samples needs the pairwise method");
+
+    alltoall_run a = {.comm = MPI_COMM_WORLD, .nprocs = ctx.size, .me = ctx.rank};
+    a.rounds = alltoall_rounds(ctx.size);
+    size_t max_size = 0;
+    for (int i = 0; i < nsizes; i++)
+        max_size = sizes[i] > max_size ? sizes[i] : max_size;
+    a.send = calloc((size_t)ctx.size * max_size + 1, 1);
+    a.recv = calloc((size_t)ctx.size * max_size + 1, 1);
+    double *exchange_us = malloc((size_t)a.rounds * sizeof *exchange_us);
+    double *idle_us = malloc((size_t)a.rounds * sizeof *idle_us);
+    /* raw samples: the same bounded number on every task, gathered to rank 0 */
+    long per_task = (max_samples + ctx.size - 1) / ctx.size;
+    double *mine = malloc((size_t)per_task * sizeof *mine);
+    double *samples = ctx.rank == 0 ? malloc((size_t)per_task * ctx.size * sizeof *samples) : NULL;
+
+    jb_json *cfg = &ctx.config;
+    jb_json_int(cfg, "rounds", a.rounds);
+    jb_json_str(cfg, "call", "MPI_Barrier, then one all-to-all; timed on every task");
+    jb_json_str(cfg, "throughput_mb_s", "per task, as the paper's Table 1: 2 (P - 1) size / max_us, MB = 10^6 bytes");
+    jb_json_str(cfg, "idle", "pairwise: a zero-byte MPI_Sendrecv with the partner before each exchange; "
+                             "its time is waiting for a partner still busy with a previous exchange");
+    jb_calls_describe(cfg);
+    if (ctx.rank == 0)
+        printf("# jb-alltoall: %d tasks, %d rounds; %ld calls after %ld warm-up; times in us\n", ctx.size, a.rounds,
+               ctx.opt.calls, ctx.opt.warmup);
+
+    jb_calls st;
+    jb_calls_init(&st, ctx.opt.calls);
+    for (int i = 0; i < nsizes; i++) {
+        a.size = sizes[i];
+        for (int method = 0; method < 2; method++) {
+            if (!methods[method])
+                continue;
+            jb_hist exchanges, idles, all_exchanges, all_idles;
+            jb_hist_clear(&exchanges);
+            jb_hist_clear(&idles);
+            jb_calls_clear(&st);
+            long kept = 0, bad = 0;
+            for (long call = -ctx.opt.warmup; call < ctx.opt.calls; call++) {
+                if (ctx.opt.validate)
+                    fill(&a);
+                MPI_Barrier(a.comm);
+                double t0 = MPI_Wtime();
+                if (method == METHOD_PAIRWISE)
+                    alltoall_pairwise(&a, exchange_us, idle_us);
+                else
+                    alltoall_collective(&a);
+                double us = (MPI_Wtime() - t0) * 1e6;
+                if (ctx.opt.validate)
+                    bad += check(&a);
+                if (call < 0)
+                    continue;
+                jb_calls_record(&st, call, us);
+                for (int r = 0; method == METHOD_PAIRWISE && r < a.rounds; r++) {
+                    if (exchange_us[r] < 0)
+                        continue;
+                    jb_hist_add(&exchanges, exchange_us[r]);
+                    jb_hist_add(&idles, idle_us[r]);
+                    if (kept < per_task)
+                        mine[kept++] = exchange_us[r];
+                }
+            }
+            jb_fail_if_any(&ctx, bad != 0, "--validate: method %s received wrong payload bytes", method_names[method]);
+            jb_calls_reduce(&st, a.comm);
+            MPI_Reduce(exchanges.count, all_exchanges.count, JB_HIST_NBINS, MPI_UINT64_T, MPI_SUM, 0, a.comm);
+            MPI_Reduce(idles.count, all_idles.count, JB_HIST_NBINS, MPI_UINT64_T, MPI_SUM, 0, a.comm);
+            long kept_min = kept;
+            MPI_Allreduce(&kept, &kept_min, 1, MPI_LONG, MPI_MIN, a.comm);
+            if (method == METHOD_PAIRWISE)
+                MPI_Gather(mine, (int)kept_min, MPI_DOUBLE, samples, (int)kept_min, MPI_DOUBLE, 0, a.comm);
+            if (ctx.rank != 0)
+                continue;
+            double mean_max = 0;
+            for (long k = 0; k < st.calls; k++)
+                mean_max += st.max[k] / st.calls;
+            jb_result_begin(&ctx);
+            jb_result_str(&ctx, "method", method_names[method], 1);
+            jb_result_int(&ctx, "size", (long long)a.size, 1);
+            jb_result_int(&ctx, "tasks", ctx.size, 0);
+            jb_result_int(&ctx, "calls", st.calls, 0);
+            jb_calls_report(&ctx, &st, series);
+            jb_result_num(&ctx, "throughput_mb_s", 2.0 * (ctx.size - 1) * a.size / mean_max, 1);
+            if (method == METHOD_PAIRWISE) {
+                jb_result_num(&ctx, "exchange_p50_us", jb_hist_percentile(&all_exchanges, 50), 0);
+                jb_result_num(&ctx, "exchange_p99_us", jb_hist_percentile(&all_exchanges, 99), 0);
+                jb_result_num(&ctx, "idle_p50_us", jb_hist_percentile(&all_idles, 50), 0);
+                jb_result_num(&ctx, "idle_p99_us", jb_hist_percentile(&all_idles, 99), 0);
+                jb_json *j = jb_result_json(&ctx);
+                jb_json_hist(j, "exchange_histogram", &all_exchanges);
+                jb_json_hist(j, "idle_histogram", &all_idles);
+                jb_json_nums(j, "samples_us", samples, (size_t)kept_min * ctx.size);
+                if (samples_path && i == 0) {
+                    FILE *f = fopen(samples_path, "w");
+                    for (long k = 0; f && k < kept_min * ctx.size; k++)
+                        fprintf(f, "%.6g\n", samples[k]);
+                    if (!f || fclose(f) != 0)
+                        fprintf(stderr, "jb-alltoall: error: cannot write '%s'\n", samples_path);
+                }
+            }
+            jb_result_end(&ctx);
+        }
+    }
+    jb_calls_free(&st);
+    return jb_finish(&ctx);
+}
