@@ -9,7 +9,7 @@ import getpass
 import os
 from pathlib import Path
 
-from . import __version__, references, results
+from . import __version__, references, results, simulate
 
 
 def write_atomically(path, text):
@@ -88,6 +88,93 @@ def table(report_paths) -> str:
     return "\n".join(lines)
 
 
+def _ints(text):
+    try:
+        values = [int(v) for v in text.split(",")]
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"'{text}' is not a comma-separated list of whole numbers") from None
+    if any(v < 1 for v in values):
+        raise argparse.ArgumentTypeError(f"'{text}': every value must be at least 1")
+    return values
+
+
+def _interrupts(text):
+    try:
+        period, tick, rate, rare = (float(v) for v in text.split(":"))
+        return simulate.Interrupts(period, tick, rate, rare)
+    except (ValueError, TypeError) as e:
+        raise argparse.ArgumentTypeError(f"'{text}' is not PERIOD_US:TICK_US:RARE_RATE_PER_US:RARE_US ({e})") from None
+
+
+def simulate_alltoall(args) -> dict:
+    """The SP2 study's resampling simulator: T all-to-alls on each P of --procs."""
+    import numpy as np
+    sample = simulate.load_samples(args.samples, args.entry)
+    rng = np.random.default_rng(args.seed)
+    out = {"samples": str(args.samples), "sample_size": int(sample.size), "sample_mean_us": float(sample.mean()),
+           "sample_sd_us": float(sample.std(ddof=1)) if sample.size > 1 else 0.0, "trials": args.trials,
+           "seed": args.seed, "message_bytes": args.size,
+           "interrupts": vars(args.interrupts) if args.interrupts else None, "procs": []}
+    rows = []
+    for P in args.procs:
+        r = simulate.simulate_alltoall(sample, P, args.trials, rng, args.interrupts)
+        total, idle0 = r["total_us"], r["idle_us"][:, 0]
+        thr = simulate.throughput_mb_s(total, P, args.size)
+        entry = {"P": P, "total_mean_us": float(total.mean()), "total_p50_us": float(np.percentile(total, 50)),
+                 "total_p99_us": float(np.percentile(total, 99)), "throughput_mean_mb_s": float(thr.mean()),
+                 "idle_mean_us": float(r["idle_us"].mean()), "idle0_zero_fraction": float((idle0 == 0).mean()),
+                 "idle0_p50_us": float(np.percentile(idle0, 50)), "idle0_p99_us": float(np.percentile(idle0, 99)),
+                 "idle0_max_us": float(idle0.max())}
+        out["procs"].append(entry)
+        rows.append((str(P), f"{entry['total_mean_us']:.1f}", f"{entry['total_p99_us']:.1f}",
+                     f"{entry['throughput_mean_mb_s']:.3f}", f"{entry['idle_mean_us']:.1f}",
+                     f"{entry['idle0_zero_fraction']:.3f}", f"{entry['idle0_p99_us']:.1f}"))
+    header = ("P", "total us", "p99 us", "throughput MB/s", "idle us/proc", "P(idle0=0)", "idle0 p99 us")
+    print(f"# {args.trials} simulated all-to-alls per P from {sample.size} exchange times "
+          f"(mean {out['sample_mean_us']:.1f} us, sd {out['sample_sd_us']:.1f} us); throughput for "
+          f"{args.size}-byte messages, as Table 1 defines it")
+    print(_format_table(header, rows))
+    return out
+
+
+def simulate_halo(args) -> dict:
+    """MAX at larger task counts from a jb-halo run's per-call MAX (run with --series)."""
+    import numpy as np
+    doc = results.load(args.halo_json)
+    entry = args.entry or 0
+    if doc["benchmark"] != "halo" or len(doc["results"]) <= entry:
+        raise results.ResultsError(f"{args.halo_json}: not a jb-halo document with result {entry}")
+    r = doc["results"][entry]
+    if "series" not in r:
+        raise results.ResultsError(f"{args.halo_json}: result {entry} has no per-call series (run jb-halo with --series)")
+    measured_tasks = doc["metadata"]["ranks"]
+    # upward only: below N0 a task no longer waits for as many neighbours, so AVG changes too
+    tasks = sorted({n for n in args.tasks if n >= measured_tasks} | {measured_tasks})
+    pred = simulate.halo_extrapolation(r["series"]["max_us"], measured_tasks, tasks, np.random.default_rng(args.seed))
+    out = {"source": str(args.halo_json), "pattern": r.get("pattern"), "measured_tasks": measured_tasks,
+           "measured_max_us": r["max_us"], "measured_avg_us": r["avg_us"], "predictions": []}
+    rows = []
+    for N in tasks:
+        p = pred[N]
+        # AVG is the per-task mean, which does not depend on N when tasks are alike
+        out["predictions"].append({"tasks": N, "max_us": p["max_mean"], "max_se_us": p["max_se"],
+                                   "avg_us": r["avg_us"], "ratio": p["max_mean"] / r["avg_us"]})
+        rows.append((str(N), f"{p['max_mean']:.1f} +- {2 * p['max_se']:.1f}", f"{r['avg_us']:.1f}",
+                     f"{p['max_mean'] / r['avg_us']:.2f}", f"{r['max_us']:.1f}" if N == measured_tasks else ""))
+    print(f"# per-call MAX from the {len(r['series']['max_us'])} per-call MAX values of {measured_tasks} tasks in "
+          f"{args.halo_json}: CDF G^(N/{measured_tasks}) (barrier-coupled calls, tasks alike and independent; "
+          "+- two bootstrap standard errors)")
+    print(_format_table(("tasks", "MAX us", "AVG us", "MAX/AVG", "measured MAX"), rows))
+    return out
+
+
+def _format_table(header, rows) -> str:
+    widths = [max([len(h)] + [len(r[i]) for r in rows]) for i, h in enumerate(header)]
+    lines = ["  ".join(h.ljust(w) for h, w in zip(header, widths))]
+    lines += ["  ".join(c.ljust(w) for c, w in zip(r, widths)) for r in rows]
+    return "\n".join(lines)
+
+
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(prog="jitterbench", description=__doc__)
     parser.add_argument("--version", action="version", version=f"jitterbench {__version__}")
@@ -106,18 +193,41 @@ def main(argv=None) -> int:
                    help="the tightest bound either side, as a fraction of the value (default 0.5)")
     p.add_argument("--spread-factor", type=float, default=2.0,
                    help="bounds admit this many times the measured spread (default 2)")
+    sim = sub.add_parser("simulate", help="predict all-to-all and halo times at scales not measured")
+    simsub = sim.add_subparsers(dest="what", required=True)
+    p = simsub.add_parser("alltoall", help="resample pairwise exchange times into all-to-alls (Tabe et al.)")
+    p.add_argument("samples", help="exchange times: one value in us per line, or a jb-alltoall JSON")
+    p.add_argument("--entry", type=int, help="which results entry of a JSON with several samples")
+    p.add_argument("--procs", type=_ints, default=[2, 4, 8, 16, 32], help="processor counts [2,4,8,16,32]")
+    p.add_argument("--trials", type=int, default=100000, help="all-to-alls per processor count [100000]")
+    p.add_argument("--seed", type=int, default=1, help="random seed [1]")
+    p.add_argument("--size", type=int, default=1024, help="message bytes, for the throughput [1024]")
+    p.add_argument("--interrupts", type=_interrupts,
+                   help="correlated interrupts PERIOD_US:TICK_US:RARE_RATE_PER_US:RARE_US instead of "
+                        "independent samples alone (the samples are then the uninterrupted times)")
+    p.add_argument("--json", help="write the results here")
+    p = simsub.add_parser("halo", help="predict jb-halo's MAX and AVG at larger task counts")
+    p.add_argument("halo_json", help="a jb-halo --json document")
+    p.add_argument("--entry", type=int, help="which results entry [0]")
+    p.add_argument("--tasks", type=_ints, default=[16, 64, 256, 1024, 4096], help="task counts")
+    p.add_argument("--seed", type=int, default=1, help="random seed, for the bootstrap [1]")
+    p.add_argument("--json", help="write the results here")
     args = parser.parse_args(argv)
     try:
         if args.command == "summarize":
             print(summarize(args.files))
         elif args.command == "table":
             print(table(args.reports))
+        elif args.command == "simulate":
+            out = simulate_alltoall(args) if args.what == "alltoall" else simulate_halo(args)
+            if args.json:
+                write_atomically(args.json, json.dumps(out, indent=1) + "\n")
         elif args.command == "reference":
             doc = references.build(args.reports, args.system, args.measured_by, args.min_slack, args.spread_factor)
             write_atomically(args.output, references.dump(doc))
             references.load(args.output)
             print(f"wrote {args.output}: {sum(1 for k in doc if k != 'provenance')} check(s) for system {args.system}")
-    except references.ReferenceFileError as e:
+    except (references.ReferenceFileError, simulate.SimulationInputError) as e:
         print(f"jitterbench: error: {e}", file=sys.stderr)
         return 2
     except (results.ResultsError, KeyError, TypeError) as e:

@@ -1,0 +1,312 @@
+"""Simulated all-to-all and halo timings from a measured sample of exchange times.
+
+Tabe, Hardwick and Stout ("Statistical Analysis of Communication Time on the IBM SP2") measure the
+time of one pairwise exchange many times, then predict a whole all-to-all on P processors by
+replaying the round-robin schedule with times drawn from that sample. The point is that an
+all-to-all is slower than (rounds x mean exchange): an exchange starts only when both partners are
+free, so one slow exchange delays both partners, then their next partners, and so on. The same
+resampling predicts a barrier-coupled halo exchange, whose per-call cost is the maximum over its
+N tasks ("Switch Jitter"). A sample measured on a few nodes thus predicts behaviour at any P or N.
+
+All times are in microseconds.
+"""
+from __future__ import annotations
+
+import json
+import math
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+# Floats per (P, chunk) state array. Trials run in chunks of CHUNK_ELEMENTS // P so memory stays
+# small at any P and the working set stays in cache. Fixed, because the chunking decides the order
+# of the random draws: a seed gives the same result on every machine.
+CHUNK_ELEMENTS = 1 << 16
+
+
+class SimulationInputError(ValueError):
+    """A sample the simulator cannot use; the message is one line naming the file and the problem."""
+
+
+def schedule(P: int) -> np.ndarray:
+    """Partner of each processor in each round, shape (rounds, P), -1 where a processor sits out.
+
+    The round-robin ("chess tournament") schedule of the paper's Figure 2: every pair of
+    processors exchanges exactly once, in P-1 rounds for even P and P rounds for odd P, where
+    processor i sits out round i.
+    """
+    if not isinstance(P, (int, np.integer)) or P < 2:
+        raise ValueError(f"P must be an integer >= 2, not {P!r}")
+    even = P % 2 == 0
+    m = P - 1 if even else P
+    i = np.arange(m)[:, None]
+    p = np.arange(P)[None, :]
+    other = (m + 2 * i - p) % m
+    other = np.where(p == m, i, other)  # only for even P: processor m meets processor i
+    return np.where(p == i, m if even else -1, other)
+
+
+@dataclass(frozen=True)
+class Interrupts:
+    """Per-processor interrupts, the paper's planned refinement.
+
+    Each processor is interrupted every period_us (a periodic tick with a uniformly random phase
+    that it keeps for the whole trial, so interrupts are correlated in time, not fresh per
+    exchange), each tick costing tick_us, plus rare long events, a Poisson process of rate
+    rare_rate_per_us each costing rare_us. An exchange stalls when either partner is interrupted,
+    so it pays for the interrupts of both partners that fall within [start, start + base time).
+    Interrupts landing in the extra time they themselves add are ignored (a first-order model),
+    and so are those while a processor waits, since it is idle then anyway.
+    """
+    period_us: float
+    tick_us: float = 0.0
+    rare_rate_per_us: float = 0.0
+    rare_us: float = 0.0
+
+    def __post_init__(self):
+        if not self.period_us > 0 or not math.isfinite(self.period_us):
+            raise ValueError(f"period_us must be finite and > 0, not {self.period_us!r}")
+        for name in ("tick_us", "rare_rate_per_us", "rare_us"):
+            value = getattr(self, name)
+            if not (value >= 0 and math.isfinite(value)):
+                raise ValueError(f"{name} must be finite and >= 0, not {value!r}")
+
+    def stretch(self, exchange_time, P: int, n: int, rng: np.random.Generator):
+        """Wraps an exchange-time function (see _play) so each exchange also pays for interrupts."""
+        phase = rng.uniform(0.0, self.period_us, size=(P, n))
+
+        def ticks(start, d, ph):  # ticks at ph + k*period within [start, start + d)
+            return np.ceil((start + d - ph) / self.period_us) - np.ceil((start - ph) / self.period_us)
+
+        def time(r, a, b, start):
+            d = exchange_time(r, a, b, start)
+            extra = self.tick_us * (ticks(start, d, phase[a]) + ticks(start, d, phase[b]))
+            if self.rare_rate_per_us > 0:  # the sum of both partners' Poisson counts
+                extra = extra + self.rare_us * rng.poisson(2.0 * self.rare_rate_per_us * d)
+            return d + extra
+
+        return time
+
+
+def _play(sched: np.ndarray, n: int, exchange_time):
+    """Replays the schedule for n independent trials at once; returns (finish, idle), each (P, n).
+
+    exchange_time(r, a, b, start) gives the durations of round r's exchanges, between processors
+    a[k] < b[k], starting at start[k, trial]; any shape that broadcasts to start's (pairs, n).
+    Both partners share one duration: the exchange ends for both at once. An exchange starts when
+    both partners are free; the earlier one is idle until then. The arrays are (processor, trial)
+    so that taking a round's processors picks whole contiguous rows.
+    """
+    P = sched.shape[1]
+    free = np.zeros((P, n))
+    idle = np.zeros((P, n))
+    for r, partner in enumerate(sched):
+        a = np.flatnonzero(partner > np.arange(P))
+        b = partner[a]
+        free_a, free_b = free[a], free[b]
+        start = np.maximum(free_a, free_b)
+        idle[a] += start - free_a
+        idle[b] += start - free_b
+        free[a] = free[b] = start + exchange_time(r, a, b, start)
+    return free, idle
+
+
+def simulate_alltoall(samples_us, P: int, trials: int, rng: np.random.Generator,
+                      interrupts: Interrupts | None = None) -> dict:
+    """Simulates `trials` pairwise-exchange all-to-alls on P processors.
+
+    Every exchange takes a time drawn with replacement from samples_us (with interrupts: the
+    uninterrupted time, to which the interrupt cost is added). Returns numpy arrays:
+    total_us (trials,), the all-to-all time (the last processor's finish); finish_us (trials, P);
+    idle_us (trials, P), each processor's summed waits for its partners. With odd P a processor
+    that sat out a round waits for its next partner, and that wait counts as idle.
+    Interrupts draw from a child of rng (rng.spawn), so turning them on with zero costs leaves
+    the exchange times, and the result, exactly as without them.
+    """
+    samples = _check_sample(samples_us, "samples_us")
+    if not isinstance(trials, (int, np.integer)) or trials < 1:
+        raise ValueError(f"trials must be an integer >= 1, not {trials!r}")
+    sched = schedule(P)
+    irng = rng.spawn(1)[0] if interrupts is not None else None
+
+    def sampled(r, a, b, start):
+        return samples[rng.integers(samples.size, size=start.shape)]
+
+    chunk = max(1, CHUNK_ELEMENTS // P)
+    finish, idle = [], []
+    for lo in range(0, trials, chunk):
+        n = min(chunk, trials - lo)
+        time = interrupts.stretch(sampled, P, n, irng) if interrupts is not None else sampled
+        f, i = _play(sched, n, time)
+        finish.append(f.T)
+        idle.append(i.T)
+    finish_us = np.concatenate(finish)
+    return {"total_us": finish_us.max(axis=1), "finish_us": finish_us, "idle_us": np.concatenate(idle)}
+
+
+def throughput_mb_s(total_us, P: int, message_bytes: float):
+    """Per-processor throughput (MB/s, MB = 10^6 B) as in the paper's Table 1: each processor
+    sends and receives message_bytes to and from each of the P-1 others; bytes/us = MB/s."""
+    return 2 * (P - 1) * message_bytes / np.asarray(total_us, dtype=float)
+
+
+def expected_max(values, n: float, probs=None) -> float:
+    """E[max of n iid draws] of a discrete distribution, exactly, from its CDF.
+
+    values with probabilities probs (default: equal weights, i.e. values is a sample and this is
+    its empirical CDF). With the values sorted and F_k the CDF at the k-th, the maximum equals
+    x_k with probability F_k^n - F_{k-1}^n. Exact, so it checks the resampling simulations and
+    shows directly how the tail takes over as n grows. n may be fractional (a CDF G^n).
+    """
+    x = np.asarray(values, dtype=float)
+    w = np.ones_like(x) if probs is None else np.asarray(probs, dtype=float)
+    if x.ndim != 1 or x.size == 0 or w.shape != x.shape or (w < 0).any() or w.sum() <= 0:
+        raise ValueError("expected_max needs a non-empty 1-D sample and matching non-negative weights")
+    order = np.argsort(x, kind="stable")
+    cdf = np.minimum(np.cumsum(w[order]) / w.sum(), 1.0)
+    below = np.concatenate(([0.0], cdf[:-1]))
+    return float(np.sum(x[order] * (cdf ** n - below ** n)))
+
+
+def expected_max_of_iid(sample, n: int) -> float:
+    """E[max of n draws with replacement from sample]: sum_k x_(k) ((k/m)^n - ((k-1)/m)^n)."""
+    return expected_max(sample, n)
+
+
+def _halo_once(sample: np.ndarray, N: int, calls: int, rng, coupled: bool):
+    """(MAX, AVG) per call for N tasks whose per-call times are drawn from sample.
+
+    Coupled: a barrier before each call makes every call wait for its slowest task, so MAX is the
+    mean over calls of the per-call maximum. Uncoupled, the opposite limit: tasks never wait for
+    each other until the end, so delays average out within each task and MAX is the slowest
+    task's mean time per call. AVG is the mean over tasks and calls in both.
+    """
+    if coupled:
+        step = max(1, CHUNK_ELEMENTS // N)
+        mx = av = 0.0
+        for lo in range(0, calls, step):
+            x = sample[rng.integers(sample.size, size=(min(step, calls - lo), N))]
+            mx += x.max(axis=1).sum()
+            av += x.mean(axis=1).sum()
+        return float(mx / calls), float(av / calls)
+    step = max(1, CHUNK_ELEMENTS // calls)
+    per_task = np.concatenate([sample[rng.integers(sample.size, size=(min(step, N - lo), calls))].mean(axis=1)
+                               for lo in range(0, N, step)])
+    return float(per_task.max()), float(per_task.mean())
+
+
+def halo_prediction(per_task_samples_us, tasks_list, rng: np.random.Generator, trials: int,
+                    barrier_coupled: bool = True, n_boot: int = 20) -> dict:
+    """Predicts the halo benchmark's per-call MAX and AVG for each task count N in tasks_list.
+
+    Each of `trials` simulated calls draws N per-task times from the measured sample. Returns
+    {N: {max_mean, avg_mean, ratio (MAX/AVG), max_se}}. max_se is a bootstrap standard error:
+    the spread of max_mean over n_boot repeats of the prediction, each from a resample (with
+    replacement) of the measured sample, so it covers both the finite measurement and the
+    simulation's own noise. The tail decides MAX at large N, and a finite sample knows its tail
+    only roughly, so the uncertainty matters.
+    """
+    sample = _check_sample(per_task_samples_us, "per_task_samples_us")
+    if n_boot < 2:
+        raise ValueError(f"n_boot must be >= 2, not {n_boot!r}")
+    out = {}
+    for N in tasks_list:
+        mx, av = _halo_once(sample, N, trials, rng, barrier_coupled)
+        boot = [_halo_once(rng.choice(sample, sample.size), N, trials, rng, barrier_coupled)[0]
+                for _ in range(n_boot)]
+        out[N] = {"max_mean": mx, "avg_mean": av, "ratio": mx / av if av > 0 else math.nan,
+                  "max_se": float(np.std(boot, ddof=1))}
+    return out
+
+
+def halo_extrapolation(max_series_us, measured_tasks: int, tasks_list, rng: np.random.Generator,
+                       n_boot: int = 200) -> dict:
+    """Per-call MAX at other task counts from the per-call MAX measured at N0 tasks.
+
+    Barrier-coupled calls, tasks independent and alike: the MAX over N0 tasks has CDF F^N0, so
+    the MAX over N has CDF G^(N/N0) with G the measured MAX distribution. Unlike resampling the
+    merged histogram, this needs no per-task distribution: a task delayed by its neighbour
+    counts once, in the MAX, not once per task that waited. At N = N0 it gives the measured mean
+    back exactly. max_se: bootstrap over the measured calls.
+    """
+    series = _check_sample(max_series_us, "max_series_us")
+    out = {}
+    for N in tasks_list:
+        power = N / measured_tasks
+        boot = [expected_max(rng.choice(series, series.size), power) for _ in range(n_boot)]
+        out[N] = {"max_mean": expected_max(series, power), "max_se": float(np.std(boot, ddof=1))}
+    return out
+
+
+def _check_sample(values, where: str) -> np.ndarray:
+    """The sample as a 1-D float array; one line naming `where` if it is empty, not numeric,
+    negative or not finite (a time cannot be any of these, and one NaN would poison every max)."""
+    numeric = isinstance(values, np.ndarray) and values.dtype.kind in "fiu"
+    if not numeric and any(isinstance(v, (bool, np.bool_, str, bytes)) for v in np.ravel(np.asarray(values, dtype=object))):
+        raise SimulationInputError(f"{where}: holds a value that is not a number")
+    try:
+        x = np.asarray(values, dtype=float).ravel()
+    except (TypeError, ValueError):
+        raise SimulationInputError(f"{where}: holds a value that is not a number") from None
+    if x.size == 0:
+        raise SimulationInputError(f"{where}: no samples")
+    bad = np.flatnonzero(~np.isfinite(x) | (x < 0))
+    if bad.size:
+        raise SimulationInputError(f"{where}: sample {bad[0]} is {x[bad[0]]}, not a finite time >= 0")
+    return x
+
+
+def load_samples(path, entry: int | None = None) -> np.ndarray:
+    """Reads a sample of exchange times (us) from a file.
+
+    Either text, one value per line (blank lines and lines starting with # ignored), or the JSON
+    document of jb-alltoall, whose results entries may hold a list "samples_us". A document with
+    several such entries needs `entry` (an index into results): their samples are usually for
+    different message sizes, and pooling them would describe no real exchange.
+    """
+    path = Path(path)
+    try:
+        text = path.read_text()
+    except OSError as e:
+        raise SimulationInputError(f"{path}: cannot read: {e.strerror}") from None
+    except UnicodeDecodeError:
+        raise SimulationInputError(f"{path}: not a text file") from None
+    if text.lstrip().startswith("{"):
+        return _json_samples(path, text, entry)
+    values = []
+    for lineno, line in enumerate(text.splitlines(), 1):
+        s = line.strip()
+        if not s or s.startswith("#"):
+            continue
+        try:
+            v = float(s)
+        except ValueError:
+            raise SimulationInputError(f"{path}: line {lineno}: not a number: {s[:40]!r}") from None
+        if not (math.isfinite(v) and v >= 0):
+            raise SimulationInputError(f"{path}: line {lineno}: {s[:40]!r} is not a finite time >= 0")
+        values.append(v)
+    return _check_sample(values, str(path))
+
+
+def _json_samples(path: Path, text: str, entry: int | None) -> np.ndarray:
+    try:
+        doc = json.loads(text)
+    except json.JSONDecodeError as e:
+        raise SimulationInputError(f"{path}: not JSON (line {e.lineno}: {e.msg})") from None
+    results = doc.get("results")
+    if not isinstance(results, list):
+        raise SimulationInputError(f"{path}: no 'results' list")
+    found = [i for i, r in enumerate(results) if isinstance(r, dict) and "samples_us" in r]
+    if entry is None:
+        if not found:
+            raise SimulationInputError(f"{path}: no results entry holds 'samples_us'")
+        if len(found) > 1:
+            raise SimulationInputError(f"{path}: results entries {found} all hold 'samples_us'; choose one (entry=)")
+        entry = found[0]
+    elif entry not in found:
+        raise SimulationInputError(f"{path}: results[{entry}] does not exist or holds no 'samples_us'")
+    values = results[entry]["samples_us"]
+    if not isinstance(values, list):
+        raise SimulationInputError(f"{path}: results[{entry}].samples_us is not a list")
+    return _check_sample(values, f"{path}: results[{entry}].samples_us")
