@@ -110,14 +110,17 @@ def simulate_alltoall(args) -> dict:
     """The SP2 study's resampling simulator: T all-to-alls on each P of --procs."""
     import numpy as np
     sample = simulate.load_samples(args.samples, args.entry)
+    if args.interrupts and args.interrupt_trace:
+        raise simulate.SimulationInputError("give --interrupts or --interrupt-trace, not both")
+    interrupts = simulate.load_interrupt_trace(args.interrupt_trace) if args.interrupt_trace else args.interrupts
     rng = np.random.default_rng(args.seed)
     out = {"samples": str(args.samples), "sample_size": int(sample.size), "sample_mean_us": float(sample.mean()),
            "sample_sd_us": float(sample.std(ddof=1)) if sample.size > 1 else 0.0, "trials": args.trials,
            "seed": args.seed, "message_bytes": args.size,
-           "interrupts": vars(args.interrupts) if args.interrupts else None, "procs": []}
+           "interrupts": vars(args.interrupts) if args.interrupts else args.interrupt_trace, "procs": []}
     rows = []
     for P in args.procs:
-        r = simulate.simulate_alltoall(sample, P, args.trials, rng, args.interrupts)
+        r = simulate.simulate_alltoall(sample, P, args.trials, rng, interrupts)
         total, idle0 = r["total_us"], r["idle_us"][:, 0]
         thr = simulate.throughput_mb_s(total, P, args.size)
         entry = {"P": P, "total_mean_us": float(total.mean()), "total_p50_us": float(np.percentile(total, 50)),
@@ -205,6 +208,8 @@ def main(argv=None) -> int:
     p.add_argument("--interrupts", type=_interrupts,
                    help="correlated interrupts PERIOD_US:TICK_US:RARE_RATE_PER_US:RARE_US instead of "
                         "independent samples alone (the samples are then the uninterrupted times)")
+    p.add_argument("--interrupt-trace", help="correlated interrupts replayed from a trace file, one event per "
+                                             "line 'time_us cost_us' ('# length_us L' sets its period)")
     p.add_argument("--json", help="write the results here")
     p = simsub.add_parser("halo", help="predict jb-halo's MAX and AVG at larger task counts")
     p.add_argument("halo_json", help="a jb-halo --json document")

@@ -89,6 +89,73 @@ class Interrupts:
         return time
 
 
+class TraceInterrupts:
+    """Interrupts replayed from a measured (or given) trace of one node: event times and costs.
+
+    Each processor replays the trace, repeated end to end, from its own random offset, so its
+    interrupts keep the trace's real correlations (ticks, bursts, gaps). An exchange pays for the
+    events of both partners within [start, start + base time), as Interrupts does.
+    """
+
+    def __init__(self, times_us, costs_us, length_us=None):
+        self.times = np.asarray(times_us, dtype=float)
+        costs = np.asarray(costs_us, dtype=float)
+        if self.times.ndim != 1 or self.times.size == 0 or costs.shape != self.times.shape:
+            raise ValueError("an interrupt trace needs as many costs as times, at least one")
+        if (np.diff(self.times) < 0).any() or self.times[0] < 0 or (costs < 0).any():
+            raise ValueError("interrupt times must be >= 0 and in order, costs >= 0")
+        self.length = float(length_us) if length_us else float(self.times[-1]) + float(
+            np.mean(np.diff(self.times)) if self.times.size > 1 else self.times[-1] or 1.0)
+        if self.length <= self.times[-1]:
+            raise ValueError(f"the trace length {self.length} must exceed its last event {self.times[-1]}")
+        self.cum = np.concatenate(([0.0], np.cumsum(costs)))
+
+    def _cost_before(self, x):
+        """Summed cost of the events before time x of the repeated trace."""
+        laps, rest = np.divmod(x, self.length)
+        return laps * self.cum[-1] + self.cum[np.searchsorted(self.times, rest, side="left")]
+
+    def stretch(self, exchange_time, P: int, n: int, rng: np.random.Generator):
+        offset = rng.uniform(0.0, self.length, size=(P, n))
+
+        def window(start, d, off):
+            return self._cost_before(start + d + off) - self._cost_before(start + off)
+
+        def time(r, a, b, start):
+            d = exchange_time(r, a, b, start)
+            return d + window(start, d, offset[a]) + window(start, d, offset[b])
+
+        return time
+
+
+def load_interrupt_trace(path) -> TraceInterrupts:
+    """A trace file: one event per line, 'time_us cost_us'; '# length_us L' sets the period."""
+    path = Path(path)
+    try:
+        text = path.read_text()
+    except OSError as e:
+        raise SimulationInputError(f"{path}: cannot read: {e.strerror}") from None
+    times, costs, length = [], [], None
+    for lineno, line in enumerate(text.splitlines(), 1):
+        words = line.split()
+        if not words:
+            continue
+        if words[0] == "#":
+            if len(words) == 3 and words[1] == "length_us":
+                length = words[2]
+            continue
+        try:
+            t, c = (float(w) for w in words)
+        except ValueError:
+            raise SimulationInputError(f"{path}: line {lineno}: expected 'time_us cost_us', got {line.strip()[:40]!r}") from None
+        times.append(t)
+        costs.append(c)
+    try:
+        return TraceInterrupts(times, costs, float(length) if length else None)
+    except ValueError as e:
+        raise SimulationInputError(f"{path}: {e}") from None
+
+
 def _play(sched: np.ndarray, n: int, exchange_time):
     """Replays the schedule for n independent trials at once; returns (finish, idle), each (P, n).
 
@@ -113,7 +180,7 @@ def _play(sched: np.ndarray, n: int, exchange_time):
 
 
 def simulate_alltoall(samples_us, P: int, trials: int, rng: np.random.Generator,
-                      interrupts: Interrupts | None = None) -> dict:
+                      interrupts: "Interrupts | TraceInterrupts | None" = None) -> dict:
     """Simulates `trials` pairwise-exchange all-to-alls on P processors.
 
     Every exchange takes a time drawn with replacement from samples_us (with interrupts: the

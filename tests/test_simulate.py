@@ -258,3 +258,35 @@ def test_bad_samples_passed_directly_are_refused():
         sim.simulate_alltoall([], 4, 10, rng())
     with pytest.raises(SimulationInputError, match="not a finite time"):
         sim.halo_prediction([1.0, np.nan], [4], rng(), 10)
+
+
+# ---- interrupts replayed from a trace --------------------------------------------------------
+
+def test_trace_window_costs_are_exact():
+    trace = sim.TraceInterrupts([10.0, 20.0, 35.0], [1.0, 2.0, 4.0], length_us=40.0)
+    cost = lambda s, d: float(trace._cost_before(np.array(s + d)) - trace._cost_before(np.array(s)))  # noqa: E731
+    assert cost(0, 10) == 0.0        # [0, 10): the event at 10 is not yet inside
+    assert cost(0, 10.5) == 1.0
+    assert cost(15, 25) == 6.0       # 20 and 35
+    assert cost(30, 25) == 4.0 + 1.0  # 35, then 10 of the next lap (= 50)
+    assert cost(0, 80) == 14.0       # two whole laps
+
+
+def test_trace_interrupts_of_zero_cost_change_nothing_and_real_ones_slow_it_down():
+    sample = np.full(50, 100.0)
+    plain = sim.simulate_alltoall(sample, 6, 200, np.random.default_rng(5))
+    free = sim.simulate_alltoall(sample, 6, 200, np.random.default_rng(5),
+                                      sim.TraceInterrupts([50.0], [0.0], 1000.0))
+    assert np.array_equal(plain["total_us"], free["total_us"])
+    slow = sim.simulate_alltoall(sample, 6, 200, np.random.default_rng(5),
+                                      sim.TraceInterrupts([50.0], [300.0], 1000.0))
+    assert slow["total_us"].mean() > plain["total_us"].mean() and slow["idle_us"].mean() > 0
+
+
+def test_bad_trace_files_are_one_line(tmp_path):
+    cases = {"words.txt": "10 1\nsoon 2\n", "order.txt": "10 1\n5 1\n", "short.txt": "# length_us 5\n10 1\n"}
+    for name, text in cases.items():
+        (tmp_path / name).write_text(text)
+        with pytest.raises(SimulationInputError) as err:
+            sim.load_interrupt_trace(tmp_path / name)
+        assert name in str(err.value) and "\n" not in str(err.value)
