@@ -79,7 +79,7 @@ INTELMPI = MPI(
     env={
         "I_MPI_ROOT": str(INTEL_MPI_ROOT),
         "LD_LIBRARY_PATH": str(INTEL_MPI_ROOT / "lib"),
-        "FI_PROVIDER_PATH": f"{INTEL_MPI_ROOT / 'lib' / 'libfabric'}:{INTEL_MPI_ROOT / 'lib'}",
+        "FI_PROVIDER_PATH": str(INTEL_MPI_ROOT / "lib"),  # the providers (libtcp-fi.so, ...) live here
         "PATH": str(INTEL_MPI_ROOT / "bin"),
         "I_MPI_FABRICS": "shm",
     },

@@ -104,9 +104,9 @@ class JitterbenchCheck(MpiCheck):
     """A jitterbench benchmark: built by the fixture, eager limit as a parameter.
 
     eager_limit 'default' leaves the MPI alone; a number of bytes is set
-    through the variable the environment declares for the partition's
-    transport (environment extras 'eager_vars', partition extras
-    'transport'), and logged as eager_var.
+    through the variable the environment declares (extras 'eager_vars') for
+    each transport the job uses: shared memory, and TCP when it spans nodes
+    (partition extras 'transports').  eager_var logs the names set.
     """
 
     tags = {"jitterbench", "quick", "acceptance"}
@@ -120,16 +120,23 @@ class JitterbenchCheck(MpiCheck):
     def set_executable(self):
         self.executable = os.path.join(self.build.bindir, f"jb-{self.benchmark}")
 
+    def transports(self):
+        """The transports this job's messages use."""
+        declared = self.current_partition.extras.get("transports", ["shm"])
+        return [t for t in declared if t == "shm" or self.nodes > 1]
+
     @run_after("setup")
     def set_eager_limit(self):
         if self.eager_limit == "default":
             return
-        transport = self.current_partition.extras.get("transport", "shm")
         names = self.current_environ.extras.get("eager_vars", {})
-        self.skip_if(transport not in names,
-                     f"{self.current_environ.name} declares no eager-limit variable for {transport}")
-        self.eager_var = names[transport]
-        self.env_vars[self.eager_var] = self.eager_limit
+        missing = [t for t in self.transports() if t not in names]
+        self.skip_if(bool(missing), f"{self.current_environ.name} declares no eager-limit variable for "
+                                    f"{', '.join(missing)}")
+        variables = sorted({names[t] for t in self.transports()})
+        for name in variables:
+            self.env_vars[name] = self.eager_limit
+        self.eager_var = ",".join(variables)
 
     @run_before("performance")
     def record_mpi_library(self):

@@ -7,7 +7,7 @@ declared variable does not move the probed limit, the check fails and says so.
 """
 import reframe as rfm
 import reframe.utility.sanity as sn
-from reframe.core.builtins import parameter, performance_function, run_after, sanity_function, variable
+from reframe.core.builtins import parameter, run_after, sanity_function, variable
 
 from jitterbench.rfm import JitterbenchCheck
 
@@ -28,24 +28,27 @@ class EagerCheck(JitterbenchCheck):
     def options(self):
         self.executable_opts = ["--json", "eager.json"]
         self.keep_files = ["eager.json"]
-        self.pair = PAIR_OF_TRANSPORT[self.current_partition.extras.get("transport", "shm")]
+        # one task per node when the job spans nodes, so that the probe finds an off-node pair
+        self.pairs = {t: PAIR_OF_TRANSPORT[t] for t in self.transports()}
+        self.perf_variables = {f"eager_limit_{t}": sn.make_performance_function(self.probed(pair), "B")
+                               for t, pair in self.pairs.items()}
 
-    def probed(self):
-        return sn.extractsingle(rf"^JB_RESULT .*\bpair={self.pair} .*\beager_limit_bytes=(\d+)", self.stdout, 1, int)
+    def probed(self, pair):
+        return sn.extractsingle(rf"^JB_RESULT .*\bpair={pair} .*\beager_limit_bytes=(\d+)", self.stdout, 1, int)
 
     @sanity_function
     def limit_follows_the_variable(self):
-        found = sn.assert_found(rf"^JB_RESULT .*\bpair={self.pair} ", self.stdout,
-                                msg=f"no {self.pair} pair was probed")
-        if self.eager_limit == "default":
-            return found
-        wanted = int(self.eager_limit)
-        return sn.all([found, sn.assert_bounded(
-            self.probed(), wanted - self.header_allowance, wanted,
-            msg=(f"{self.eager_var}={wanted} did not move the probed eager limit: "
-                 f"{{0}} bytes went eagerly ({self.pair}), expected {wanted} less at most "
-                 f"{self.header_allowance} bytes of header"))])
-
-    @performance_function("B")
-    def eager_limit_probed(self):
-        return self.probed()
+        checks = []
+        names = self.current_environ.extras.get("eager_vars", {})
+        for transport, pair in self.pairs.items():
+            checks.append(sn.assert_found(rf"^JB_RESULT .*\bpair={pair} ", self.stdout,
+                                          msg=f"no {pair} pair was probed"))
+            if self.eager_limit == "default":
+                continue
+            wanted = int(self.eager_limit)
+            checks.append(sn.assert_bounded(
+                self.probed(pair), wanted - self.header_allowance, wanted,
+                msg=(f"{names[transport]}={wanted} did not move the probed eager limit: {{0}} bytes went "
+                     f"eagerly ({pair}, {transport}), expected {wanted} less at most "
+                     f"{self.header_allowance} bytes of header")))
+        return sn.all(checks)

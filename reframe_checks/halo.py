@@ -24,8 +24,7 @@ class HaloCheck(JitterbenchCheck):
     def options(self):
         self.executable_opts = [
             "--placement", self.placement, "--pattern", self.pattern, "--size", str(self.msg_size),
-            "--calls", str(self.calls), "--validate", "--tasks-per-node", str(self.tasks_per_node),
-            "--json", "halo.json",
+            "--calls", str(self.calls), "--validate", "--json", "halo.json",
         ]
         # the benchmark's own record: statistics, and the environment it really ran with
         self.keep_files = ["halo.json"]

@@ -16,7 +16,7 @@ sys.path.insert(0, REPO)  # the jitterbench package of this checkout
 
 import jitterbench.rfm  # noqa: E402,F401  registers the jb-mpirun launcher
 
-SYSTEM_MODULES = ["local"]  # later entries win only when earlier ones do not match
+SYSTEM_MODULES = ["vcluster", "local"]  # the first whose hostnames match is used; local matches any
 OUTPUT = os.environ.get("JB_OUTPUT", os.path.join(REPO, "output"))
 os.makedirs(OUTPUT, exist_ok=True)
 
@@ -61,10 +61,20 @@ site_configuration = {
             "options": [*_common_options, "-t", "quick", "-P", "nodes=1", *_quick_parameters],
         },
         {
+            "name": "quick",
+            "target_systems": ["vcluster"],
+            "options": [*_common_options, "-t", "quick", "-P", "nodes=1,2,3", *_quick_parameters],
+        },
+        {
             # the full sweep a site runs to accept a machine: every reference required
             "name": "acceptance",
             "target_systems": ["local"],
             "options": [*_common_options, "-t", "acceptance", "-P", "nodes=1", *_strict],
+        },
+        {
+            "name": "acceptance",
+            "target_systems": ["vcluster"],
+            "options": [*_common_options, "-t", "acceptance", "-P", "nodes=1,2,3", *_strict],
         },
     ],
     "general": [{"report_file": os.path.join(OUTPUT, "report.json"), "purge_environment": False}],

@@ -40,6 +40,6 @@ SYSTEM = {
         "features": ["mpi"],
         "max_jobs": 1,
         # one task per core: more would time-slice and measure the scheduler
-        "extras": {"max_nodes": 1, "max_tasks_per_node": os.cpu_count(), "transport": "shm"},
+        "extras": {"max_nodes": 1, "max_tasks_per_node": os.cpu_count(), "transports": ["shm"]},
     }],
 }

@@ -126,4 +126,4 @@ def test_committed_local_references_are_valid_and_cover_the_quick_suite():
                 "cycle", "speed"}
             assert set(doc["TorusCheck"]["local:default"][environ][1][2][eager]["isend"][1][16384][262144]) == {
                 "max", "avg", "bandwidth", "saved"}
-            assert "eager_limit_probed" in doc["EagerCheck"]["local:default"][environ][1][2][eager]
+            assert "eager_limit_shm" in doc["EagerCheck"]["local:default"][environ][1][2][eager]

@@ -1,0 +1,59 @@
+"""`vcluster`: the virtual Slurm cluster of ci/vcluster/vcluster.sh, on this machine.
+
+Nodes are network namespaces with their own hostname, IPC and /dev/shm:
+ranks on one node use shared memory, ranks on different nodes TCP over veth.
+ReFrame submits through Slurm with the `squeue` scheduler (the cluster keeps
+no accounting) and launches with srun; each environment picks its PMI
+through SLURM_MPI_TYPE and names the interface its TCP transport uses.
+Select it with --system vcluster after `ci/vcluster/vcluster.sh up`.
+"""
+import os
+
+from jitterbench import mpi
+
+STATE = os.environ.get("JB_VCLUSTER_DIR", "/run/jitterbench-vcluster")
+# sbatch and squeue, run by ReFrame itself, find the cluster through SLURM_CONF
+os.environ.setdefault("SLURM_CONF", os.path.join(STATE, "slurm.conf"))
+NODES = int(open(os.path.join(STATE, "nodes")).read()) if os.path.exists(os.path.join(STATE, "nodes")) else 3
+
+# Across nodes, per MPI (../shared/notes/vcluster.md): the PMI srun offers it, its
+# TCP interface, and no binding (every node sees the same two cores).
+ACROSS_NODES = {
+    "openmpi": {"SLURM_MPI_TYPE": "pmix", "OMPI_MCA_pml": "ob1", "OMPI_MCA_btl": "self,vader,tcp",
+                "OMPI_MCA_btl_tcp_if_include": "10.77.0.0/24", "OMPI_MCA_oob_tcp_if_include": "10.77.0.0/24"},
+    "mpich": {"SLURM_MPI_TYPE": "pmi2", "UCX_NET_DEVICES": "eth0"},
+    "intelmpi": {"SLURM_MPI_TYPE": "pmix", "I_MPI_PMI": "pmix", "I_MPI_PMI_LIBRARY": "/usr/lib/x86_64-linux-gnu/libpmix.so",
+                 "I_MPI_FABRICS": "shm:ofi", "FI_PROVIDER": "tcp", "FI_TCP_IFACE": "eth0", "I_MPI_PIN": "0"},
+}
+
+ENVIRONMENTS = []
+for flavour in mpi.available():
+    env_vars = {**flavour.env, **ACROSS_NODES[flavour.name]}
+    if "PATH" in env_vars:
+        env_vars["PATH"] = f"{env_vars['PATH']}:$PATH"
+    ENVIRONMENTS.append({
+        "name": flavour.name,
+        "target_systems": ["vcluster"],
+        "features": ["mpi", flavour.name],
+        "cc": flavour.mpicc,
+        "env_vars": [[k, v] for k, v in env_vars.items()],
+        "extras": {"eager_vars": flavour.eager_vars},
+    })
+
+SYSTEM = {
+    "name": "vcluster",
+    "descr": "virtual Slurm cluster of network-namespace nodes (ci/vcluster/vcluster.sh)",
+    "hostnames": ["^never-selected-by-hostname$"],  # only with --system vcluster
+    "modules_system": "nomod",
+    "partitions": [{
+        "name": "vc",
+        "descr": f"{NODES} nodes of {os.cpu_count()} cores; shared memory on a node, TCP between nodes",
+        "scheduler": "squeue",
+        "launcher": "srun",
+        "access": ["-p vc"],
+        "environs": [e["name"] for e in ENVIRONMENTS],
+        "features": ["mpi"],
+        "max_jobs": 1,
+        "extras": {"max_nodes": NODES, "max_tasks_per_node": os.cpu_count(), "transports": ["shm", "tcp"]},
+    }],
+}
