@@ -79,12 +79,13 @@ def _check_tuple(path, where, value):
         if len(value) != 3:
             raise ReferenceFileError(f"{path}: {name}: expected ['$xfail', reason, [value, lower, upper, unit]]")
         value = value[2]
-    ok = (isinstance(value, list) and len(value) in (3, 4)
-          and all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in value[:3]))
+    number = lambda v: isinstance(v, (int, float)) and not isinstance(v, bool)  # noqa: E731
+    ok = (isinstance(value, list) and len(value) in (3, 4) and number(value[0])
+          and all(v is None or number(v) for v in value[1:3]))
     if not ok:
         raise ReferenceFileError(f"{path}: {name}: expected [value, lower, upper, unit], got {value!r}")
     ref, lower, upper = value[:3]
-    if lower > 0 or upper < 0:
+    if (lower is not None and lower > 0) or (upper is not None and upper < 0):
         raise ReferenceFileError(f"{path}: {name}: thresholds must be a fraction <= 0 and one >= 0, got {lower}, {upper}")
 
 
@@ -116,12 +117,18 @@ def index_of(case):
     return ["$partition", "$environ", *parameters(case)]
 
 
+# Which way is better, by unit: references bound only the worse side, so that a
+# machine faster than its baseline never fails acceptance for it.
+BETTER = {"us": "lower", "MAX/AVG": "lower", "MB/s": "higher"}
+
+
 def build(report_paths, system, measured_by, min_slack=0.5, spread_factor=2.0):
     """A reference document from the test cases of one system in several runs.
 
     Per test variant and performance variable: the median of the repeats as
     the value, and bounds that admit spread_factor times the measured spread,
     never tighter than min_slack (a fraction of the median) on either side.
+    The better side (BETTER, by unit) is left unbounded (null).
     """
     samples, units, index, versions, dates, commands = {}, {}, {}, set(), set(), set()
     for report, case in testcases(report_paths):
@@ -151,7 +158,7 @@ def build(report_paths, system, measured_by, min_slack=0.5, spread_factor=2.0):
         "method": (f"`jitterbench reference` over {len(report_paths)} ReFrame run report(s), "
                    f"up to {repeats} repeat(s) per variant, ReFrame {', '.join(sorted(versions))}; "
                    f"value = median of the repeats; bounds = {spread_factor} x the measured spread, "
-                   f"at least {min_slack:.0%} either side"),
+                   f"at least {min_slack:.0%}, on the worse side only (times: above, bandwidths: below)"),
         "commands": sorted(commands),
     }}
     for (check, key, var), values in sorted(samples.items(), key=lambda kv: repr(kv[0])):
@@ -161,9 +168,14 @@ def build(report_paths, system, measured_by, min_slack=0.5, spread_factor=2.0):
         med = statistics.median(values)
         below = 1 - min(values) / med if med else 0.0
         above = max(values) / med - 1 if med else 0.0
-        lower = -min(0.99, max(min_slack, below * spread_factor))
-        upper = max(min_slack, above * spread_factor)
-        node[var] = [round(med, 4), round(lower, 3), round(upper, 3), units[(check, var)]]
+        lower = round(-min(0.99, max(min_slack, below * spread_factor)), 3)
+        upper = round(max(min_slack, above * spread_factor), 3)
+        unit = units[(check, var)]
+        if BETTER.get(unit) == "lower":
+            lower = None
+        elif BETTER.get(unit) == "higher":
+            upper = None
+        node[var] = [round(med, 4), lower, upper, unit]
     return doc
 
 

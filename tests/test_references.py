@@ -35,6 +35,7 @@ def test_a_well_formed_file_loads(tmp_path):
     ({"provenance": PROVENANCE, "HaloCheck": halo_entry(["fast", -0.5, 0.5, "us"])},
      "HaloCheck > local:default > sendrecv > max: expected [value, lower, upper, unit]"),
     ({"provenance": PROVENANCE, "HaloCheck": halo_entry([1.0, 0.5, 0.5, "us"])}, "thresholds must be"),
+    ({"provenance": PROVENANCE, "HaloCheck": halo_entry([1.0, "low", None, "us"])}, "expected [value, lower"),
     ({"provenance": PROVENANCE, "HaloCheck": {"$index": ["$partition", "pattern"], "local:default": [1, 2]}},
      "HaloCheck > local:default: expected a mapping"),
 ])
@@ -65,8 +66,8 @@ def test_reference_from_repeats_takes_the_median_and_the_spread(tmp_path):
     doc = references.build(runs, "local", "tester", min_slack=0.5, spread_factor=2.0)
     leaf = doc["HaloCheck"]["local:default"]["openmpi"][1]["sendrecv"]
     assert doc["HaloCheck"]["$index"] == ["$partition", "$environ", "nodes", "pattern"]
-    assert leaf["max"] == [12.0, -0.5, round(2 * (20 / 12 - 1), 3), "us"]  # below: 2 x 17 % < 50 %
-    assert leaf["jitter"] == [1.5, -0.5, 0.5, "MAX/AVG"]                    # no spread: the slack
+    assert leaf["max"] == [12.0, None, round(2 * (20 / 12 - 1), 3), "us"]  # a time: bounded above only
+    assert leaf["jitter"] == [1.5, None, 0.5, "MAX/AVG"]                    # no spread: the slack
     prov = doc["provenance"]
     assert prov["date"] == "2026-11-22" and prov["measured_by"] == "tester" and "3 ReFrame run report" in prov["method"]
 

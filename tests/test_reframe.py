@@ -125,5 +125,5 @@ def test_committed_local_references_are_valid_and_cover_the_quick_suite():
             assert set(doc["PingPongCheck"]["local:default"][environ][1][2][eager]["isend"][8][4096]) == {
                 "cycle", "speed"}
             assert set(doc["TorusCheck"]["local:default"][environ][1][2][eager]["isend"][1][16384][262144]) == {
-                "max", "avg", "bandwidth", "saved"}
+                "max", "avg", "bandwidth", "max_work_after"}
             assert "eager_limit_shm" in doc["EagerCheck"]["local:default"][environ][1][2][eager]
