@@ -10,8 +10,8 @@ import reframe as rfm
 import reframe.utility.sanity as sn
 import reframe.utility.typecheck as typ
 from reframe.core.backends import register_launcher
-from reframe.core.builtins import (fixture, parameter, run_after, run_before, sanity_function,
-                                   variable)
+from reframe.core.builtins import (fixture, parameter, performance_function, run_after, run_before,
+                                   sanity_function, variable)
 from reframe.core.exceptions import ReframeError
 from reframe.core.launchers import JobLauncher
 
@@ -20,6 +20,22 @@ from . import references
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 SOURCES = os.path.join(REPO, "src")
 REFERENCE_DIR = os.environ.get("JB_REFERENCE_DIR", os.path.join(REPO, "reference_data"))
+
+
+def environment(flavour, system, **env):
+    """A ReFrame programming environment for one MPI on one system: the MPI's own
+    variables plus the system's (env); PATH entries go in front of the job's PATH."""
+    env_vars = {**flavour.env, **env}
+    if "PATH" in env_vars:
+        env_vars["PATH"] = f"{env_vars['PATH']}:$PATH"
+    return {
+        "name": flavour.name,
+        "target_systems": [system],
+        "features": ["mpi", flavour.name],
+        "cc": flavour.mpicc,
+        "env_vars": [[k, v] for k, v in env_vars.items()],
+        "extras": {"eager_vars": flavour.eager_vars},
+    }
 
 
 @register_launcher("jb-mpirun")
@@ -155,3 +171,18 @@ class JitterbenchCheck(MpiCheck):
             sn.assert_found(r"^JB_RESULT ", self.stdout, msg="no JB_RESULT summary line"),
             sn.assert_found(r"every payload arrived intact", self.stdout, msg="payload validation did not pass"),
         ])
+
+
+class PerCallCheck(JitterbenchCheck):
+    """A benchmark that reports per-call MAX and AVG over tasks (us): halo, torus, all-to-all.
+    result_line picks the summary line when the benchmark writes several ("work=before")."""
+
+    result_line = variable(str, value="")
+
+    @performance_function("us")
+    def max(self):
+        return self.result("max_us", where=self.result_line)
+
+    @performance_function("us")
+    def avg(self):
+        return self.result("avg_us", where=self.result_line)

@@ -7,11 +7,11 @@ throughput per task as the paper's Table 1 defines it (MB/s).
 import reframe as rfm
 from reframe.core.builtins import parameter, performance_function, run_after
 
-from jitterbench.rfm import JitterbenchCheck
+from jitterbench.rfm import PerCallCheck
 
 
 @rfm.simple_test
-class AlltoallCheck(JitterbenchCheck):
+class AlltoallCheck(PerCallCheck):
     descr = "all-to-all: pairwise exchange and MPI_Alltoall"
     benchmark = "alltoall"
     eager_limit = parameter(["default", "8192"], type=str, loggable=True)
@@ -23,14 +23,6 @@ class AlltoallCheck(JitterbenchCheck):
         self.executable_opts = ["--method", self.method, "--size", str(self.msg_size), "--validate",
                                 "--json", "alltoall.json"]
         self.keep_files = ["alltoall.json"]
-
-    @performance_function("us")
-    def max(self):
-        return self.result("max_us")
-
-    @performance_function("us")
-    def avg(self):
-        return self.result("avg_us")
 
     @performance_function("MB/s")
     def throughput(self):

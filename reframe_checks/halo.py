@@ -7,11 +7,11 @@ ratio against reference_data/<system>.yaml.
 import reframe as rfm
 from reframe.core.builtins import parameter, performance_function, run_after
 
-from jitterbench.rfm import JitterbenchCheck
+from jitterbench.rfm import PerCallCheck
 
 
 @rfm.simple_test
-class HaloCheck(JitterbenchCheck):
+class HaloCheck(PerCallCheck):
     descr = "halo exchange: per-call MAX and AVG over tasks"
     benchmark = "halo"
     placement = parameter(["row", "bunched"], type=str, loggable=True)
@@ -28,14 +28,6 @@ class HaloCheck(JitterbenchCheck):
         ]
         # the benchmark's own record: statistics, and the environment it really ran with
         self.keep_files = ["halo.json"]
-
-    @performance_function("us")
-    def max(self):
-        return self.result("max_us")
-
-    @performance_function("us")
-    def avg(self):
-        return self.result("avg_us")
 
     @performance_function("MAX/AVG")
     def jitter(self):

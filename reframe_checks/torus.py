@@ -11,11 +11,11 @@ mean nothing.
 import reframe as rfm
 from reframe.core.builtins import parameter, performance_function, run_after
 
-from jitterbench.rfm import JitterbenchCheck
+from jitterbench.rfm import PerCallCheck
 
 
 @rfm.simple_test
-class TorusCheck(JitterbenchCheck):
+class TorusCheck(PerCallCheck):
     descr = "ring and torus patterns: per-call MAX and AVG, overlap"
     benchmark = "torus"
     eager_limit = parameter(["default", "8192"], type=str, loggable=True)
@@ -34,19 +34,11 @@ class TorusCheck(JitterbenchCheck):
             self.executable_opts += ["--work", str(self.work)]
         self.keep_files = ["torus.json"]
         # with work, the overlapped run (work before the wait) is the one measured
-        self.line = "work=before" if self.work else ""
-
-    @performance_function("us")
-    def max(self):
-        return self.result("max_us", where=self.line)
-
-    @performance_function("us")
-    def avg(self):
-        return self.result("avg_us", where=self.line)
+        self.result_line = "work=before" if self.work else ""
 
     @performance_function("MB/s")
     def bandwidth(self):
-        return self.result("bandwidth_mb_s", where=self.line)
+        return self.result("bandwidth_mb_s", where=self.result_line)
 
     @run_after("setup")
     def overlap_variables(self):

@@ -1,7 +1,7 @@
 """`local`: this machine, or any workstation.
 
 One node, the local scheduler, each MPI's own mpirun (the jb-mpirun launcher
-runs $JB_MPIRUN), more ranks than cores allowed, safe to run as root.  One
+runs $JB_MPIRUN), one task per core, safe to run as root.  One
 programming environment per MPI found (Open MPI and MPICH from Debian
 packages, Intel MPI from PyPI), each declaring its features and, in extras,
 the variables that set its eager limit per transport.
@@ -9,22 +9,11 @@ the variables that set its eager limit per transport.
 import os
 
 from jitterbench import mpi
+from jitterbench.rfm import environment
 
-ENVIRONMENTS = []
-for flavour in mpi.available():
-    env_vars = dict(flavour.env)
-    if "PATH" in env_vars:
-        env_vars["PATH"] = f"{env_vars['PATH']}:$PATH"
-    # quoted: ReFrame exports values as they are written
-    env_vars["JB_MPIRUN"] = '"' + " ".join([flavour.mpirun, *flavour.oversubscribe]) + '"'
-    ENVIRONMENTS.append({
-        "name": flavour.name,
-        "target_systems": ["local"],
-        "features": ["mpi", flavour.name],
-        "cc": flavour.mpicc,
-        "env_vars": [[k, v] for k, v in env_vars.items()],
-        "extras": {"eager_vars": flavour.eager_vars},
-    })
+# each MPI's own mpirun, quoted: ReFrame exports values as they are written
+ENVIRONMENTS = [environment(flavour, "local", JB_MPIRUN='"' + " ".join([flavour.mpirun, *flavour.oversubscribe]) + '"')
+                for flavour in mpi.available()]
 
 SYSTEM = {
     "name": "local",

@@ -10,6 +10,7 @@ Select it with --system vcluster after `ci/vcluster/vcluster.sh up`.
 import os
 
 from jitterbench import mpi
+from jitterbench.rfm import environment
 
 STATE = os.environ.get("JB_VCLUSTER_DIR", "/run/jitterbench-vcluster")
 # sbatch and squeue, run by ReFrame itself, find the cluster through SLURM_CONF
@@ -26,19 +27,7 @@ ACROSS_NODES = {
                  "I_MPI_FABRICS": "shm:ofi", "FI_PROVIDER": "tcp", "FI_TCP_IFACE": "eth0", "I_MPI_PIN": "0"},
 }
 
-ENVIRONMENTS = []
-for flavour in mpi.available():
-    env_vars = {**flavour.env, **ACROSS_NODES[flavour.name]}
-    if "PATH" in env_vars:
-        env_vars["PATH"] = f"{env_vars['PATH']}:$PATH"
-    ENVIRONMENTS.append({
-        "name": flavour.name,
-        "target_systems": ["vcluster"],
-        "features": ["mpi", flavour.name],
-        "cc": flavour.mpicc,
-        "env_vars": [[k, v] for k, v in env_vars.items()],
-        "extras": {"eager_vars": flavour.eager_vars},
-    })
+ENVIRONMENTS = [environment(flavour, "vcluster", **ACROSS_NODES[flavour.name]) for flavour in mpi.available()]
 
 SYSTEM = {
     "name": "vcluster",
