@@ -164,7 +164,7 @@ static long check_payloads(const halo_exchange *h, long call)
 }
 
 static void report(jb_ctx *ctx, const halo_options *o, int pattern, int s, const jb_calls *st,
-                   long injected, double **traces, int off_node_max)
+                   long injected, const double *injected_per_call, double **traces, int off_node_max)
 {
     jb_result_begin(ctx);
     jb_result_str(ctx, "placement", placement_names[o->layout.placement], 1);
@@ -178,6 +178,8 @@ static void report(jb_ctx *ctx, const halo_options *o, int pattern, int s, const
     jb_result_int(ctx, "calls", st->calls, 0);
     jb_result_int(ctx, "injected_task_calls", injected, 0);
     jb_calls_report(ctx, st, o->series);
+    if (ctx->rank == 0 && o->series && o->inject_p > 0) /* which calls got noise, on how many tasks */
+        jb_json_nums(jb_result_json(ctx), "injected_tasks_per_call", injected_per_call, (size_t)st->calls);
     if (ctx->rank == 0 && o->ntraced) {
         jb_json *j = jb_result_json(ctx);
         jb_json_object(j, "traces");
@@ -260,6 +262,8 @@ int main(int argc, char **argv)
     jb_rng_seed(&rng, ctx.opt.seed, (uint64_t)ctx.rank);
     jb_calls st;
     jb_calls_init(&st, calls);
+    double *injected_mine = calloc((size_t)calls, sizeof *injected_mine);
+    double *injected_per_call = calloc((size_t)calls, sizeof *injected_per_call);
     double **traces = calloc((size_t)o.ntraced + 1, sizeof *traces);
     for (int k = 0; ctx.rank == 0 && k < o.ntraced; k++)
         traces[k] = malloc((size_t)calls * sizeof **traces);
@@ -290,15 +294,18 @@ int main(int argc, char **argv)
                 if (c >= 0) {
                     jb_calls_record(&st, c, us);
                     injected += inject;
+                    injected_mine[c] = inject;
                 }
             }
             jb_calls_reduce(&st, MPI_COMM_WORLD);
             MPI_Reduce(&injected, &injected_all, 1, MPI_LONG, MPI_SUM, 0, MPI_COMM_WORLD);
+            if (o.series && o.inject_p > 0)
+                MPI_Reduce(injected_mine, injected_per_call, (int)calls, MPI_DOUBLE, MPI_SUM, 0, MPI_COMM_WORLD);
             collect_traces(&ctx, &o, st.mine, traces);
             jb_fail_if_any(&ctx, bad_bytes != 0, "--validate: pattern %s received wrong payload bytes",
                            halo_pattern_names[pattern]);
             if (ctx.rank == 0)
-                report(&ctx, &o, pattern, s, &st, injected_all, traces, off_node_max);
+                report(&ctx, &o, pattern, s, &st, injected_all, injected_per_call, traces, off_node_max);
         }
         for (int d = 0; d < NDIRS; d++) {
             free(h.send[d]);
@@ -306,6 +313,8 @@ int main(int argc, char **argv)
         }
     }
     jb_calls_free(&st);
+    free(injected_mine);
+    free(injected_per_call);
     MPI_Comm_free(&h.comm);
     return jb_finish(&ctx);
 }
