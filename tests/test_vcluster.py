@@ -38,6 +38,8 @@ def cluster(tmp_path_factory):
     state = tmp_path_factory.mktemp("vcluster")
     env = dict(os.environ, JB_VCLUSTER_DIR=str(state))
     up = subprocess.run(["bash", str(VCLUSTER), "up", "3"], env=env, capture_output=True, text=True, timeout=300)
+    if up.returncode != 0:  # leave nothing running: a fixture that fails here gets no teardown
+        subprocess.run(["bash", str(VCLUSTER), "down"], env=env, capture_output=True, timeout=120)
     assert up.returncode == 0, up.stderr
     yield env
     down = subprocess.run(["bash", str(VCLUSTER), "down"], env=env, capture_output=True, text=True, timeout=120)
