@@ -7,7 +7,6 @@ import sys
 
 import getpass
 import os
-from pathlib import Path
 
 from . import __version__, references, results, simulate
 
@@ -64,11 +63,7 @@ def table(report_paths) -> str:
     header = ("check", "environ", "parameters", "MAX us", "AVG us", "other", "MAX reference", "result")
     rows = []
     for path in report_paths:
-        try:
-            report = json.loads(Path(path).read_text())
-            cases = [c for run in report["runs"] for c in run["testcases"]]
-        except (OSError, ValueError, KeyError) as e:
-            raise results.ResultsError(f"{path}: not a ReFrame run report: {e}") from None
+        cases = [c for run in references.read_report(path)["runs"] for c in run.get("testcases", [])]
         for case in cases:
             if case.get("fixture"):
                 continue

@@ -29,6 +29,8 @@ from pathlib import Path
 
 import yaml
 
+from .files import read_text
+
 PROVENANCE_KEYS = ("system", "source", "date", "method")
 
 
@@ -39,9 +41,7 @@ class ReferenceFileError(ValueError):
 def load(path) -> dict:
     path = Path(path)
     try:
-        doc = yaml.safe_load(path.read_text())
-    except OSError as e:
-        raise ReferenceFileError(f"{path}: cannot read: {e.strerror}") from None
+        doc = yaml.safe_load(read_text(path, ReferenceFileError))
     except yaml.YAMLError as e:
         mark = getattr(e, "problem_mark", None)
         where = f" (line {mark.line + 1})" if mark else ""
@@ -91,15 +91,21 @@ def _check_tuple(path, where, value):
 
 # ---- references from a run -------------------------------------------------------------
 
+def read_report(path) -> dict:
+    """A ReFrame run report (--report-file), or one line saying why it is not one."""
+    try:
+        report = json.loads(read_text(path, ReferenceFileError))
+    except json.JSONDecodeError as e:
+        raise ReferenceFileError(f"{path}: not a ReFrame run report: {e}") from None
+    if not isinstance(report, dict) or "runs" not in report or "session_info" not in report:
+        raise ReferenceFileError(f"{path}: not a ReFrame run report (no 'runs' or 'session_info')")
+    return report
+
+
 def testcases(report_paths):
     """(report, test case) for every case with performance values in ReFrame run reports."""
     for path in report_paths:
-        try:
-            report = json.loads(Path(path).read_text())
-        except (OSError, json.JSONDecodeError) as e:
-            raise ReferenceFileError(f"{path}: not a ReFrame run report: {e}") from None
-        if "runs" not in report or "session_info" not in report:
-            raise ReferenceFileError(f"{path}: not a ReFrame run report (no 'runs' or 'session_info')")
+        report = read_report(path)
         for run in report["runs"]:
             for case in run.get("testcases", []):
                 if case.get("perfvalues"):

@@ -4,6 +4,8 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+from .files import read_text
+
 TOP_KEYS = ("benchmark", "config", "metadata", "results")
 
 
@@ -14,9 +16,7 @@ class ResultsError(ValueError):
 def load(path) -> dict:
     path = Path(path)
     try:
-        doc = json.loads(path.read_text())
-    except OSError as e:
-        raise ResultsError(f"{path}: cannot read: {e.strerror}") from None
+        doc = json.loads(read_text(path, ResultsError))
     except json.JSONDecodeError as e:
         raise ResultsError(f"{path}: not JSON (line {e.lineno}: {e.msg})") from None
     if not isinstance(doc, dict):

@@ -19,6 +19,8 @@ from pathlib import Path
 
 import numpy as np
 
+from .files import read_text
+
 # Floats per (P, chunk) state array. Trials run in chunks of CHUNK_ELEMENTS // P so memory stays
 # small at any P and the working set stays in cache. Fixed, because the chunking decides the order
 # of the random draws: a seed gives the same result on every machine.
@@ -131,10 +133,7 @@ class TraceInterrupts:
 def load_interrupt_trace(path) -> TraceInterrupts:
     """A trace file: one event per line, 'time_us cost_us'; '# length_us L' sets the period."""
     path = Path(path)
-    try:
-        text = path.read_text()
-    except OSError as e:
-        raise SimulationInputError(f"{path}: cannot read: {e.strerror}") from None
+    text = read_text(path, SimulationInputError)
     times, costs, length = [], [], None
     for lineno, line in enumerate(text.splitlines(), 1):
         words = line.split()
@@ -333,12 +332,7 @@ def load_samples(path, entry: int | None = None) -> np.ndarray:
     different message sizes, and pooling them would describe no real exchange.
     """
     path = Path(path)
-    try:
-        text = path.read_text()
-    except OSError as e:
-        raise SimulationInputError(f"{path}: cannot read: {e.strerror}") from None
-    except UnicodeDecodeError:
-        raise SimulationInputError(f"{path}: not a text file") from None
+    text = read_text(path, SimulationInputError)
     if text.lstrip().startswith("{"):
         return _json_samples(path, text, entry)
     values = []

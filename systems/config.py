@@ -50,32 +50,21 @@ _quick_parameters = [
 
 _strict = ["-S", "require_reference=1", "-S", "strict_references=1"]
 
+
+def _node_counts(module):
+    most = max(p["extras"].get("max_nodes", 1) for p in module.SYSTEM["partitions"])
+    return ",".join(str(n) for n in range(1, most + 1))
+
+
 site_configuration = {
     "systems": [m.SYSTEM for m in _systems],
     "environments": [env for m in _systems for env in m.ENVIRONMENTS],
+    # per system: quick (a few minutes on 2 cores) and acceptance (the full sweep a site runs to
+    # accept a machine, every reference required), on 1 to as many nodes as the system has
     "modes": [
-        {
-            # a few minutes on 2 cores
-            "name": "quick",
-            "target_systems": ["local"],
-            "options": [*_common_options, "-t", "quick", "-P", "nodes=1", *_quick_parameters],
-        },
-        {
-            "name": "quick",
-            "target_systems": ["vcluster"],
-            "options": [*_common_options, "-t", "quick", "-P", "nodes=1,2,3", *_quick_parameters],
-        },
-        {
-            # the full sweep a site runs to accept a machine: every reference required
-            "name": "acceptance",
-            "target_systems": ["local"],
-            "options": [*_common_options, "-t", "acceptance", "-P", "nodes=1", *_strict],
-        },
-        {
-            "name": "acceptance",
-            "target_systems": ["vcluster"],
-            "options": [*_common_options, "-t", "acceptance", "-P", "nodes=1,2,3", *_strict],
-        },
+        {"name": mode, "target_systems": [m.SYSTEM["name"]],
+         "options": [*_common_options, "-t", mode, "-P", f"nodes={_node_counts(m)}", *extra]}
+        for m in _systems for mode, extra in (("quick", _quick_parameters), ("acceptance", _strict))
     ],
     "general": [{"report_file": os.path.join(OUTPUT, "report.json"), "purge_environment": False}],
     "storage": [{"enable": True, "sqlite_db_file": os.path.join(OUTPUT, "results.db")}],
