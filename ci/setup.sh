@@ -12,7 +12,6 @@ die() { printf 'setup: error: %s\n' "$*" >&2; exit 1; }
 # --- system packages (Debian) ------------------------------------------------
 need_pkgs=()
 command -v mpicc.openmpi >/dev/null || need_pkgs+=(openmpi-bin libopenmpi-dev)
-command -v mpicc.mpich >/dev/null || need_pkgs+=(mpich libmpich-dev)
 command -v cmake >/dev/null || need_pkgs+=(cmake)
 command -v make >/dev/null || need_pkgs+=(make)
 command -v cc >/dev/null || need_pkgs+=(gcc)
@@ -38,16 +37,20 @@ if [ "$(cat "$stamp" 2>/dev/null)" != "$want" ]; then
 fi
 export PATH=$VENV/bin:$PATH
 
-# --- Intel MPI from PyPI, in a venv of its own (pinned: 2021.19 needs a
-# libfabric that PyPI does not have) -------------------------------------------
-IMPI=$REPO/.deps/impi
-IMPI_VERSION=2021.18.1
-if [ "$(cat "$IMPI/.installed" 2>/dev/null)" != "$IMPI_VERSION" ]; then
-    say "installing Intel MPI $IMPI_VERSION from PyPI into $IMPI"
-    python3 -m venv "$IMPI"
-    "$IMPI/bin/python" -m pip install -q "impi-rt==$IMPI_VERSION" "impi-devel==$IMPI_VERSION"
-    echo "$IMPI_VERSION" > "$IMPI/.installed"
-fi
+# --- MPICH and Intel MPI from PyPI, each in a venv of its own.  MPICH 5 (not
+# Debian's 4.0.2, which hangs in MPI_Finalize across nodes; jitterbench/mpi.py);
+# Intel MPI pinned: 2021.19 needs a libfabric that PyPI does not have ----------
+pypi_mpi() { # folder, version, packages...
+    local dir=$1 version=$2; shift 2
+    if [ "$(cat "$dir/.installed" 2>/dev/null)" != "$version" ]; then
+        say "installing $* from PyPI into $dir"
+        python3 -m venv "$dir"
+        "$dir/bin/python" -m pip install -q "$@"
+        echo "$version" > "$dir/.installed"
+    fi
+}
+pypi_mpi "$REPO/.deps/mpich" 5.0.2 "mpich==5.0.2"
+pypi_mpi "$REPO/.deps/impi" 2021.18.1 "impi-rt==2021.18.1" "impi-devel==2021.18.1"
 
 # --- build every benchmark once per MPI ------------------------------------
 mpis=$(python -m jitterbench.mpi)

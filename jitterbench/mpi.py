@@ -13,7 +13,9 @@ from pathlib import Path
 
 REPO = Path(__file__).resolve().parent.parent
 BUILD_ROOT = Path(os.environ.get("JB_BUILD_ROOT", REPO / "build"))
-# Intel MPI comes from PyPI (impi-rt, impi-devel) into its own venv, installed by ci/setup.sh.
+# MPICH (mpich) and Intel MPI (impi-rt, impi-devel) come from PyPI, each into a venv of
+# its own, installed by ci/setup.sh.
+MPICH_ROOT = Path(os.environ.get("JB_MPICH_ROOT", REPO / ".deps" / "mpich"))
 INTEL_MPI_ROOT = Path(os.environ.get("JB_INTEL_MPI_ROOT", REPO / ".deps" / "impi"))
 
 
@@ -65,13 +67,20 @@ OPENMPI = MPI(
     eager_vars={"shm": "OMPI_MCA_btl_vader_eager_limit", "tcp": "OMPI_MCA_btl_tcp_eager_limit"},
 )
 
-# Debian's MPICH is ch4:ucx: UCX chooses eager or rendezvous on every transport.
-# Probed: 8 KiB -> 8184 bytes eager, 32 KiB -> 32760 (default 8248).
-MPICH = MPI(name="mpich", mpicc="mpicc.mpich", mpirun="mpirun.mpich",
-            eager_vars={"shm": "UCX_RNDV_THRESH", "tcp": "UCX_RNDV_THRESH"})
+# MPICH 5.0.2 from PyPI, not Debian's 4.0.2: across nodes 4.0.2 hangs in
+# MPI_Finalize over UCX's TCP transport (a rank still disconnecting needs a peer
+# that already sits in the PMI barrier; pmodels/mpich#6596, fixed in 4.2).
+# Its netmod is UCX: UCX_RNDV_THRESH sets the eager limit between nodes
+# (probed across the virtual cluster: 8 KiB -> 8184, 32 KiB -> 32760; default
+# about 3 MB).  On a node its own POSIX shared memory sends eagerly what fits
+# one queue cell (8 KiB cells -> 8112 bytes); MPIR_CVAR_CH4_SHM_POSIX_IQUEUE_CELL_SIZE
+# moves that down only (32 KiB cells abort at start), so no shm variable is declared.
+MPICH = MPI(name="mpich", mpicc=str(MPICH_ROOT / "bin" / "mpicc"), mpirun=str(MPICH_ROOT / "bin" / "mpiexec"),
+            env={"PATH": str(MPICH_ROOT / "bin")},
+            eager_vars={"tcp": "UCX_RNDV_THRESH"})
 
 # Intel MPI needs its root, libraries and libfabric providers named, and its
-# bin first on PATH, or its mpirun finds MPICH's hydra (../shared/notes/mpi.md).
+# bin first on PATH, or its mpirun finds another MPI's hydra (../shared/notes/mpi.md).
 INTELMPI = MPI(
     name="intelmpi",
     mpicc=str(INTEL_MPI_ROOT / "bin" / "mpicc"),

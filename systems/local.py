@@ -2,8 +2,8 @@
 
 One node, the local scheduler, each MPI's own mpirun (the jb-mpirun launcher
 runs $JB_MPIRUN), one task per core, safe to run as root.  One
-programming environment per MPI found (Open MPI and MPICH from Debian
-packages, Intel MPI from PyPI), each declaring its features and, in extras,
+programming environment per MPI found (Open MPI from Debian packages,
+MPICH and Intel MPI from PyPI), each declaring its features and, in extras,
 the variables that set its eager limit per transport.
 """
 import os

@@ -6,7 +6,7 @@ import pytest
 from conftest import assert_rejected, run_benchmark
 
 # bytes of the limit each MPI keeps for its header on shared memory, as probed
-HEADER = {"openmpi": 56, "mpich": 8}
+HEADER = {"openmpi": 56}
 
 
 def probe(mpi, tmp_path, env=None, *args):
