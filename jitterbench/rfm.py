@@ -89,7 +89,12 @@ class MpiCheck(rfm.RunOnlyRegressionTest):
     valid_prog_environs = ["+mpi"]
     nodes = parameter([1, 2, 3, 4, 8, 16, 32, 64, 128], type=int, loggable=True)
     tasks_per_node = parameter([2, 4, 16], type=int, loggable=True)
+    # how the launcher deals ranks to nodes: block fills a node before the next,
+    # cyclic deals them round-robin (which ranks share a node decides which pairs cross)
+    distribution = parameter(["block", "cyclic"], type=str, loggable=True)
     strict_references = variable(typ.Bool, value=False)
+    # a hung MPI (a lost node, a finalize that never returns) fails its check, not the run
+    time_limit = "10m"
 
     @run_after("setup")
     def fit_partition(self):
@@ -101,6 +106,17 @@ class MpiCheck(rfm.RunOnlyRegressionTest):
                      f"{extras.get('max_tasks_per_node')} tasks per node")
         self.num_tasks_per_node = self.tasks_per_node
         self.num_tasks = self.nodes * self.tasks_per_node
+
+    @run_after("setup")
+    def distribute(self):
+        """srun takes the distribution as --distribution; the other launchers keep
+        their default, block, so only block runs there.  On one node both are one."""
+        self.skip_if(self.distribution != "block" and self.nodes == 1, "on one node every distribution is block")
+        launcher = self.job.launcher.registered_name
+        if launcher == "srun":
+            self.job.launcher.options += [f"--distribution={self.distribution}"]
+        else:
+            self.skip_if(self.distribution != "block", f"the {launcher} launcher here places ranks block-wise only")
 
     @run_after("setup")
     def system_references(self):
@@ -130,11 +146,20 @@ class JitterbenchCheck(MpiCheck):
     eager_limit = parameter(["default", "2048", "8192", "32768", "65536"], type=str, loggable=True)
     eager_var = variable(str, value="", loggable=True)
     mpi_library = variable(str, value="", loggable=True)
+    node_list = variable(str, value="", loggable=True)  # the nodes the benchmark itself ran on
+    # timed calls (cycles) per run; 0 keeps the benchmark's own default.  The quick
+    # mode sets fewer with -S calls=N.
+    calls = variable(int, value=0, loggable=True)
     build = fixture(JitterbenchBuild, scope="environment")
 
     @run_after("setup")
     def set_executable(self):
         self.executable = os.path.join(self.build.bindir, f"jb-{self.benchmark}")
+
+    @run_before("run")
+    def set_calls(self):
+        if self.calls:
+            self.executable_opts += ["--calls", str(self.calls)]
 
     def transports(self):
         """The transports this job's messages use."""
@@ -155,9 +180,10 @@ class JitterbenchCheck(MpiCheck):
         self.eager_var = ",".join(variables)
 
     @run_before("performance")
-    def record_mpi_library(self):
+    def record_mpi_library_and_nodes(self):
         stdout = os.path.join(self.stagedir, self.stdout.evaluate())
         self.mpi_library = sn.evaluate(sn.extractsingle(r"^# mpi_library: (.*)$", stdout, 1)).strip()
+        self.node_list = sn.evaluate(sn.extractsingle(r"^# node_list: (.*)$", stdout, 1)).strip()
 
     def result(self, key, conv=float, where=""):
         """A field of the benchmark's JB_RESULT summary line (the first one
@@ -167,7 +193,10 @@ class JitterbenchCheck(MpiCheck):
 
     @sanity_function
     def ran_and_validated(self):
+        # a launch that failed on a node (a lost slurmd, say) is named first, node and all
+        launch_errors = sn.extractall(r"^srun: error: (.*launch.*failed.*)$", self.stderr, 1)
         return sn.all([
+            sn.assert_false(launch_errors, msg="the launcher failed: {0}"),
             sn.assert_found(r"^JB_RESULT ", self.stdout, msg="no JB_RESULT summary line"),
             sn.assert_found(r"every payload arrived intact", self.stdout, msg="payload validation did not pass"),
         ])

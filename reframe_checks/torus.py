@@ -29,7 +29,7 @@ class TorusCheck(PerCallCheck):
     def options(self):
         self.skip_if(self.work and self.pattern == "sendrecv", "sendrecv has no MPI_Waitall to put work before")
         self.executable_opts = ["--pattern", self.pattern, "--ndims", str(self.ndims), "--size", str(self.msg_size),
-                                "--calls", str(self.calls), "--validate", "--json", "torus.json"]
+                                "--validate", "--json", "torus.json"]
         if self.work:
             self.executable_opts += ["--work", str(self.work)]
         self.keep_files = ["torus.json"]

@@ -37,14 +37,18 @@ for _m in _systems:  # every run's files under one folder, so runs never share a
 _common_options = ["--exec-policy=serial", f"--report-junit={OUTPUT}/junit.xml",
                    "-c", os.path.join(REPO, "reframe_checks")]
 
-# The quick suite: one node, two tasks, one size per check, the default eager limit and 8 KiB
-# (below and above the message: the eager check proves the variable moved the
-# switch), two variants of each check's pattern.  -P Check.param scopes a value.
+# The quick suite, a smoke test of every check on every node count: 100 timed calls
+# per run, two tasks per node, one size and one send mode per check (halo: both
+# placements; torus: with and without overlapped work; all-to-all: both methods),
+# the MPI's default eager limit (the eager check also sets 8 KiB: it proves the
+# variable moves the switch), block distribution (ping-pong also cyclic: it decides
+# which pairs cross nodes).  -P Check.param scopes a value.
 _quick_parameters = [
-    "-P", "tasks_per_node=2", "-P", "eager_limit=default,8192",
-    "-P", "HaloCheck.pattern=isend-recv,sendrecv", "-P", "HaloCheck.msg_size=4096",
-    "-P", "PingPongCheck.mode=send,isend", "-P", "PingPongCheck.msg_size=4096",
-    "-P", "TorusCheck.pattern=phases,isend", "-P", "TorusCheck.ndims=1", "-P", "TorusCheck.msg_size=16384",
+    "-S", "calls=100", "-P", "tasks_per_node=2", "-P", "eager_limit=default", "-P", "EagerCheck.eager_limit=default,8192",
+    "-P", "distribution=block", "-P", "PingPongCheck.distribution=block,cyclic",
+    "-P", "HaloCheck.pattern=isend-recv", "-P", "HaloCheck.msg_size=4096",
+    "-P", "PingPongCheck.mode=send", "-P", "PingPongCheck.messages=1", "-P", "PingPongCheck.msg_size=4096",
+    "-P", "TorusCheck.pattern=isend", "-P", "TorusCheck.ndims=1", "-P", "TorusCheck.msg_size=16384",
     "-P", "AlltoallCheck.msg_size=1024",
 ]
 

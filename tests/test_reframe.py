@@ -117,13 +117,26 @@ def test_committed_local_references_are_valid_and_cover_the_quick_suite():
     assert halo["$index"] == ["$partition", "$environ", "nodes", "tasks_per_node", "eager_limit", "placement",
                               "pattern", "msg_size"]
     for environ in ("openmpi", "mpich", "intelmpi"):
-        eagers = ("default", "8192") if environ != "intelmpi" else ("default",)  # Intel declares no variable
-        for eager in eagers:
-            for pattern in ("isend-recv", "sendrecv"):
-                leaf = halo["local:default"][environ][1][2][eager]["row"][pattern][4096]
-                assert set(leaf) == {"max", "avg", "jitter"}
-            assert set(doc["PingPongCheck"]["local:default"][environ][1][2][eager]["isend"][8][4096]) == {
-                "cycle", "speed"}
-            assert set(doc["TorusCheck"]["local:default"][environ][1][2][eager]["isend"][1][16384][262144]) == {
-                "max", "avg", "bandwidth", "max_work_after"}
-            assert "eager_limit_shm" in doc["EagerCheck"]["local:default"][environ][1][2][eager]
+        eager = "default"  # the quick suite's only eager limit outside EagerCheck
+        leaf = halo["local:default"][environ][1][2][eager]["row"]["isend-recv"][4096]
+        assert set(leaf) == {"max", "avg", "jitter"}
+        assert set(doc["PingPongCheck"]["local:default"][environ][1][2][eager]["send"][1][4096]) == {"cycle", "speed"}
+        for work in (0, 262144):
+            assert {"max", "avg", "bandwidth"} <= set(
+                doc["TorusCheck"]["local:default"][environ][1][2][eager]["isend"][1][16384][work])
+        assert "eager_limit_shm" in doc["EagerCheck"]["local:default"][environ][1][2][eager]
+
+
+def test_committed_vcluster_references_are_valid_and_cover_the_quick_suite():
+    from jitterbench import references
+    doc = references.load(REPO / "reference_data" / "vcluster.yaml")
+    assert doc["provenance"]["system"] == "vcluster" and "jitterbench reference" in doc["provenance"]["method"]
+    halo = doc["HaloCheck"]["vcluster:vc"]
+    for environ in ("openmpi", "mpich", "intelmpi"):
+        for nodes in (1, 2, 3):
+            for placement in ("row", "bunched"):
+                assert {"max", "avg", "jitter"} <= set(
+                    halo[environ][nodes][2]["block"]["default"][placement]["isend-recv"][4096])
+            pingpong = doc["PingPongCheck"]["vcluster:vc"][environ][nodes][2]
+            for distribution in ("block", "cyclic") if nodes > 1 else ("block",):
+                assert {"cycle", "speed"} <= set(pingpong[distribution]["default"]["send"][1][4096])

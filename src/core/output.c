@@ -64,10 +64,16 @@ static void node_list_json(jb_ctx *ctx, jb_json *j)
     MPI_Comm_free(&leaders);
     if (ctx->rank != 0) /* world rank 0 is always leader 0 */
         return;
+    /* on stdout too: a batch system's record of the nodes can be missing (a job
+     * that ends between two polls); the benchmark's own never is */
+    printf("# node_list:");
     jb_json_array(j, "node_list");
-    for (int i = 0; i < lsize; i++)
+    for (int i = 0; i < lsize; i++) {
+        printf("%s%s", i ? "," : " ", all + (size_t)i * MPI_MAX_PROCESSOR_NAME);
         jb_json_str(j, NULL, all + (size_t)i * MPI_MAX_PROCESSOR_NAME);
+    }
     jb_json_end(j);
+    printf("\n");
     free(all);
 }
 
