@@ -16,7 +16,7 @@ REPO = Path(__file__).resolve().parents[1]
 REFRAME = Path(sys.executable).with_name("reframe")
 # one small variant: row placement, sendrecv, 4 KiB, two tasks; default and 2 KiB eager limits
 SUBSET = ["-c", "reframe_checks/halo.py", "-n", "HaloCheck", "-P", "nodes=1", "-P", "tasks_per_node=2",
-          "-P", "msg_size=4096", "-P", "pattern=sendrecv", "-P", "placement=row", "-p", "openmpi"]
+          "-P", "distribution=block", "-P", "msg_size=4096", "-P", "pattern=sendrecv", "-P", "placement=row", "-p", "openmpi"]
 
 pytestmark = pytest.mark.skipif(not mpis.OPENMPI.available(), reason="Open MPI is not installed")
 

@@ -54,7 +54,7 @@ def cluster(tmp_path_factory):
     assert not state.exists()
 
 
-def reframe_command(out, *args):
+def reframe_command(*args):
     return [str(REFRAME), "-C", "systems/config.py", "--system", "vcluster", *args, "-r"]
 
 
@@ -79,7 +79,7 @@ def quick(cluster, tmp_path_factory):
     # one retry: Open MPI 4.1.4 started by srun on this oversubscribed cluster now and then
     # fails at start-up on one node (a shared-memory segment it cannot open); the report
     # keeps the failure and the retry
-    proc = subprocess.run(reframe_command(out, "--mode", "quick", "--max-retries=1"), cwd=REPO, env=run_env(cluster, out),
+    proc = subprocess.run(reframe_command("--mode", "quick", "--max-retries=1"), cwd=REPO, env=run_env(cluster, out),
                           capture_output=True, text=True, timeout=1500)
     ran = [c for c in report_cases(out) if c["result"] != "skip"]
     return proc, ran, out
@@ -192,7 +192,7 @@ def test_a_node_whose_slurmd_dies_fails_its_check_and_the_others_complete(cluste
     args = ["-c", "reframe_checks/pingpong.py", "-p", "openmpi", "-P", "nodes=1,3",
             "-P", "eager_limit=default", "-P", "distribution=block", "-P", "mode=send", "-P", "messages=1",
             "-P", "msg_size=8"]
-    proc = subprocess.Popen(reframe_command(tmp_path, *args), cwd=REPO, env=run_env(cluster, tmp_path),
+    proc = subprocess.Popen(reframe_command(*args), cwd=REPO, env=run_env(cluster, tmp_path),
                             stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
     # during the run: once the first job is in Slurm's hands, node3's slurmd dies
     deadline = time.monotonic() + 120
