@@ -19,7 +19,7 @@ def probe(mpi, tmp_path, env=None, *args):
 def test_the_declared_shared_memory_variable_moves_the_probe(mpi, tmp_path, limit):
     variable = mpi.eager_vars.get("shm")
     if variable is None:
-        pytest.skip(f"{mpi.name} declares no shared-memory eager variable (none moved its limit)")
+        pytest.skip(f"{mpi.name} declares no shared-memory eager variable (jitterbench/mpi.py says why)")
     pairs = probe(mpi, tmp_path, {variable: str(limit)})
     on_node = pairs["on-node"]
     # within the probe's 8-byte resolution of the limit less the header
