@@ -1,4 +1,5 @@
 /* Per-call statistics over tasks: the Switch Jitter definitions, by reduction. */
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -23,7 +24,12 @@ void jb_calls_free(jb_calls *s)
     memset(s, 0, sizeof *s);
 }
 
-void jb_calls_clear(jb_calls *s) { jb_hist_clear(&s->local); }
+void jb_calls_clear(jb_calls *s)
+{
+    jb_hist_clear(&s->local);
+    for (long c = 0; c < s->calls; c++)
+        s->mine[c] = NAN; /* not recorded */
+}
 
 void jb_calls_record(jb_calls *s, long call, double us)
 {
@@ -33,12 +39,27 @@ void jb_calls_record(jb_calls *s, long call, double us)
 
 void jb_calls_reduce(jb_calls *s, MPI_Comm comm)
 {
+    /* A task that took no part in a call (an idle one of the contention
+     * benchmark) recorded nothing for it: it adds 0 to the maximum and the
+     * sum, +inf to the minimum, and is not counted.  Every call must have
+     * the same number of tasks recording. */
     int n = (int)s->calls;
-    MPI_Comm_size(comm, &s->tasks);
-    MPI_Reduce(s->mine, s->max, n, MPI_DOUBLE, MPI_MAX, 0, comm);
-    MPI_Reduce(s->mine, s->sum, n, MPI_DOUBLE, MPI_SUM, 0, comm);
-    MPI_Reduce(s->mine, s->min, n, MPI_DOUBLE, MPI_MIN, 0, comm);
+    double *low = calloc((size_t)n, sizeof *low), *high = calloc((size_t)n, sizeof *high);
+    long recorded = 0, all_recorded = 0;
+    for (int c = 0; c < n; c++) {
+        int absent = isnan(s->mine[c]);
+        low[c] = absent ? 0 : s->mine[c];
+        high[c] = absent ? HUGE_VAL : s->mine[c];
+        recorded += !absent;
+    }
+    MPI_Reduce(low, s->max, n, MPI_DOUBLE, MPI_MAX, 0, comm);
+    MPI_Reduce(low, s->sum, n, MPI_DOUBLE, MPI_SUM, 0, comm);
+    MPI_Reduce(high, s->min, n, MPI_DOUBLE, MPI_MIN, 0, comm);
+    MPI_Reduce(&recorded, &all_recorded, 1, MPI_LONG, MPI_SUM, 0, comm);
     MPI_Reduce(s->local.count, s->all.count, JB_HIST_NBINS, MPI_UINT64_T, MPI_SUM, 0, comm);
+    s->tasks = n ? (int)(all_recorded / n) : 0;
+    free(low);
+    free(high);
 }
 
 void jb_calls_report(jb_ctx *ctx, const jb_calls *s, int series)

@@ -136,14 +136,16 @@ typedef struct {
     jb_hist local;           /* this task's times */
     double *max, *sum, *min; /* per call over tasks, rank 0 after reduce */
     jb_hist all;             /* merged, rank 0 after reduce */
-    int tasks;               /* tasks that took part */
+    int tasks;               /* tasks that recorded each call */
 } jb_calls;
 
 void jb_calls_init(jb_calls *s, long calls);
 void jb_calls_free(jb_calls *s);
 void jb_calls_clear(jb_calls *s);                      /* before the next result */
 void jb_calls_record(jb_calls *s, long call, double us);
-void jb_calls_reduce(jb_calls *s, MPI_Comm comm);      /* collective over comm; root is rank 0 */
+/* Collective over comm; root is rank 0.  Calls a task did not record do not
+ * count; each call must be recorded by the same number of tasks. */
+void jb_calls_reduce(jb_calls *s, MPI_Comm comm);
 /* Adds max_us, avg_us, min_us, jitter, p50_us .. p999_us, worst_us,
  * all_p50_us, all_p99_us and the histogram (and with series, the per-call
  * arrays) to the current result.  Rank 0 only. */
