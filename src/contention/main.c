@@ -1,0 +1,440 @@
+/* jb-contention: message latency against hops and against contention on a
+ * torus or mesh (A. Bhatele, L. V. Kale, "An evaluative study on the effect
+ * of contention on message latencies in large supercomputers", IPDPS 2009).
+ *
+ * One task per node takes part, at the node's coordinates (a topology file,
+ * --dims over the tasks, or a ring of the nodes in rank order).  A call is a
+ * barrier, then one ping-pong of every active pair at once; the side that
+ * starts times the round trip.  latency = round trip / 2, as osu_latency. */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cycle.h"
+#include "jb_core.h"
+#include "pairs.h"
+
+static const char usage[] =
+    "Ping-pong latency against hop distance, with and without contention for links.\n"
+    "  --pattern LIST        hops (one pair at a time, partner h hops away), pairs (all tasks\n"
+    "                        paired n hops apart along --dim), link (k pairs whose routes share\n"
+    "                        one link), random (random pairs every call), or all [all]\n"
+    "  --size LIST           bytes per message: 8,1K or 8:1M [8:1M]\n"
+    "  --hops LIST           h for hops, n for pairs [every distance the topology has]\n"
+    "  --k LIST              pairs sharing the link, 1..H where H = dims[dim]/2 [1..H]\n"
+    "  --dim D               the dimension of pairs and link [0]\n"
+    "  --topology FILE       host name -> coordinates (see systems/topologies/)\n"
+    "  --dims AxBxC          a logical torus over the tasks themselves, one task per node\n"
+    "  --wrap LIST           with --dims: yes|no per dimension [yes for all]\n"
+    "  default topology      a ring of the nodes in rank order\n";
+
+enum { PAT_HOPS, PAT_PAIRS, PAT_LINK, PAT_RANDOM, NPATTERNS };
+static const char *const pattern_names[] = {"hops", "pairs", "link", "random", NULL};
+static const char *const pattern_descr[] = {
+    "without contention: one pair at a time, the first participant and the first one h hops from it",
+    "with contention: every participant paired n hops away along --dim, in blocks of 2n, all at once",
+    "controlled contention: k pairs, each H hops apart along --dim, whose routes share one link",
+    "random pairing, drawn again every call (the same draw on every rank)"};
+
+typedef struct {
+    int patterns[NPATTERNS];
+    size_t *sizes;
+    int nsizes;
+    long *hops, *ks;
+    int nhops, nks;
+    long dim;
+    const char *topology, *dims, *wrap;
+} ct_options;
+
+/* Who takes part, and where. */
+typedef struct {
+    topo_shape shape;
+    long participants; /* nodes of the job (or tasks, with --dims) */
+    long me;           /* this rank's participant number, or -1 */
+    int *rank_of;      /* world rank of each participant */
+    int *coords;       /* participants x ndims */
+    long *occupant;    /* node index -> participant, or -1 */
+    char source[512];
+} layout;
+
+static void parse(jb_ctx *ctx, int argc, char **argv, ct_options *o)
+{
+    static const struct option longopts[] = {
+        {"pattern", required_argument, NULL, 'p'}, {"size", required_argument, NULL, 's'},
+        {"hops", required_argument, NULL, 'H'}, {"k", required_argument, NULL, 'k'},
+        {"dim", required_argument, NULL, 'D'}, {"topology", required_argument, NULL, 't'},
+        {"dims", required_argument, NULL, 'd'}, {"wrap", required_argument, NULL, 'w'}, JB_COMMON_LONGOPTS};
+    int c, given = 0;
+    memset(o, 0, sizeof *o);
+    while ((c = getopt_long(argc, argv, ":h", longopts, NULL)) != -1) {
+        switch (c) {
+        case 'p':
+            JB_PARSE(ctx, "--pattern", jb_parse_name_list(optarg, pattern_names, NULL, o->patterns, err));
+            given = 1;
+            break;
+        case 's': JB_PARSE(ctx, "--size", jb_parse_size_list(optarg, &o->sizes, &o->nsizes, err)); break;
+        case 'H': JB_PARSE(ctx, "--hops", jb_parse_long_list(optarg, 1, 1 << 20, &o->hops, &o->nhops, err)); break;
+        case 'k': JB_PARSE(ctx, "--k", jb_parse_long_list(optarg, 1, 1 << 20, &o->ks, &o->nks, err)); break;
+        case 'D': JB_PARSE(ctx, "--dim", jb_parse_long(optarg, 0, TOPO_MAXDIMS - 1, &o->dim, err)); break;
+        case 't': o->topology = optarg; break;
+        case 'd': o->dims = optarg; break;
+        case 'w': o->wrap = optarg; break;
+        default: jb_common_option(ctx, c, optarg);
+        }
+    }
+    jb_options_done(ctx, optind);
+    if (!given)
+        for (int p = 0; p < NPATTERNS; p++)
+            o->patterns[p] = 1;
+    if (!o->sizes)
+        JB_PARSE(ctx, "--size", jb_parse_size_list("8:1M", &o->sizes, &o->nsizes, err));
+    for (int i = 0; i < o->nsizes; i++)
+        if (o->sizes[i] > (size_t)1 << 30)
+            jb_fail(ctx, "--size: sizes above 1G are not supported");
+    if (o->topology && o->dims)
+        jb_fail(ctx, "give either --topology or --dims");
+    if (o->wrap && !o->dims)
+        jb_fail(ctx, "--wrap goes with --dims (a topology file has its own wrap line)");
+    if (o->topology && ctx->nodes.virtual_nodes)
+        jb_fail(ctx, "--topology places real hosts; it does not combine with --tasks-per-node");
+}
+
+/* The whole topology file, read by rank 0 and broadcast: one reader, whatever the task count. */
+static char *read_topology_file(jb_ctx *ctx, const char *path)
+{
+    long len = -1;
+    char *text = NULL;
+    if (ctx->rank == 0) {
+        FILE *f = fopen(path, "rb");
+        if (f && fseek(f, 0, SEEK_END) == 0 && (len = ftell(f)) >= 0 && fseek(f, 0, SEEK_SET) == 0) {
+            text = malloc((size_t)len + 1);
+            if (fread(text, 1, (size_t)len, f) != (size_t)len)
+                len = -1;
+        }
+        if (f)
+            fclose(f);
+    }
+    MPI_Bcast(&len, 1, MPI_LONG, 0, MPI_COMM_WORLD);
+    if (len < 0)
+        jb_fail(ctx, "--topology: cannot read '%s'", path);
+    if (ctx->rank != 0)
+        text = malloc((size_t)len + 1);
+    MPI_Bcast(text, (int)len, MPI_CHAR, 0, MPI_COMM_WORLD);
+    text[len] = '\0';
+    return text;
+}
+
+/* This node's coordinates from the file; a host the file lacks is named. */
+static void coordinates_from_file(jb_ctx *ctx, const char *path, layout *L, int leader, int *mine)
+{
+    char *text = read_topology_file(ctx, path), err[JB_ERRLEN];
+    topo_file file;
+    if (topo_file_parse(text, &file, err) != 0)
+        jb_fail(ctx, "--topology %s: %s", path, err);
+    free(text);
+    L->shape = file.shape;
+    char host[MPI_MAX_PROCESSOR_NAME] = {0};
+    int len;
+    MPI_Get_processor_name(host, &len);
+    const int *c = leader ? topo_file_lookup(&file, host) : NULL;
+    if (c)
+        memcpy(mine, c, sizeof *mine * (size_t)file.shape.ndims);
+    int missing = leader && !c ? ctx->rank : ctx->size, first_missing;
+    MPI_Allreduce(&missing, &first_missing, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
+    if (first_missing < ctx->size) {
+        MPI_Bcast(host, MPI_MAX_PROCESSOR_NAME, MPI_CHAR, first_missing, MPI_COMM_WORLD);
+        jb_fail(ctx, "--topology %s: host '%s' of this job is not in the file", path, host);
+    }
+    topo_file_free(&file);
+}
+
+static void make_layout(jb_ctx *ctx, const ct_options *o, layout *L)
+{
+    memset(L, 0, sizeof *L);
+    int leader = o->dims || ctx->nodes.local_rank == 0;
+    int mine[TOPO_MAXDIMS] = {0};
+    if (o->dims) { /* every task is a node */
+        JB_PARSE(ctx, "--dims", jb_parse_dims(o->dims, TOPO_MAXDIMS, L->shape.dims, &L->shape.ndims, err));
+        for (int d = 0; d < L->shape.ndims; d++)
+            L->shape.wrap[d] = 1;
+        if (o->wrap)
+            JB_PARSE(ctx, "--wrap", topo_parse_wrap(o->wrap, &L->shape, err));
+        if (topo_size(&L->shape) != ctx->size)
+            jb_fail(ctx, "--dims %s has %ld nodes, but there are %d tasks", o->dims, topo_size(&L->shape), ctx->size);
+        topo_coords(&L->shape, ctx->rank, mine);
+        snprintf(L->source, sizeof L->source, "--dims %s: a logical torus over the tasks", o->dims);
+    } else if (o->topology) {
+        coordinates_from_file(ctx, o->topology, L, leader, mine);
+        snprintf(L->source, sizeof L->source, "topology file %s", o->topology);
+    } else {
+        L->shape = (topo_shape){.ndims = 1, .dims = {ctx->nodes.nnodes}, .wrap = {1}};
+        mine[0] = ctx->nodes.node;
+        snprintf(L->source, sizeof L->source, "a ring of the %d nodes in rank order", ctx->nodes.nnodes);
+    }
+    int nd = L->shape.ndims;
+    /* every rank learns every participant's rank and coordinates: O(tasks) memory,
+     * the least that lets each rank find its partner without asking anyone */
+    int *all = malloc((size_t)ctx->size * (size_t)(nd + 1) * sizeof *all), entry[TOPO_MAXDIMS + 1];
+    entry[0] = leader;
+    memcpy(entry + 1, mine, sizeof *mine * (size_t)nd);
+    MPI_Allgather(entry, nd + 1, MPI_INT, all, nd + 1, MPI_INT, MPI_COMM_WORLD);
+    long size = topo_size(&L->shape);
+    L->occupant = malloc((size_t)size * sizeof *L->occupant);
+    for (long i = 0; i < size; i++)
+        L->occupant[i] = -1;
+    L->rank_of = malloc((size_t)ctx->size * sizeof *L->rank_of);
+    L->coords = malloc((size_t)ctx->size * (size_t)nd * sizeof *L->coords);
+    L->me = -1;
+    for (int r = 0; r < ctx->size; r++) {
+        const int *e = all + (size_t)r * (size_t)(nd + 1);
+        if (!e[0])
+            continue;
+        long p = L->participants++;
+        if (r == ctx->rank)
+            L->me = p;
+        L->rank_of[p] = r;
+        memcpy(L->coords + p * nd, e + 1, sizeof *e * (size_t)nd);
+        L->occupant[topo_index(&L->shape, e + 1)] = p;
+    }
+    free(all);
+    if (L->participants < 2)
+        jb_fail(ctx, "needs at least 2 nodes (or --dims over the tasks), not %ld", L->participants);
+}
+
+static long max_distance(const ct_options *o, const layout *L, int pattern)
+{
+    if (pattern == PAT_HOPS)
+        return topo_max_hops(&L->shape);
+    return L->shape.dims[o->dim] / 2;
+}
+
+/* The distances (h, n or k) of a pattern: those asked for, or every one there is. */
+static long *distances(jb_ctx *ctx, const ct_options *o, const layout *L, int pattern, int *count)
+{
+    long most = max_distance(o, L, pattern);
+    const long *given = pattern == PAT_LINK ? o->ks : o->hops;
+    int ngiven = pattern == PAT_LINK ? o->nks : o->nhops;
+    const char *opt = pattern == PAT_LINK ? "--k" : "--hops";
+    long *out = malloc((size_t)(most > ngiven ? most : ngiven) * sizeof *out + sizeof *out);
+    *count = 0;
+    if (pattern == PAT_RANDOM) {
+        out[(*count)++] = 0;
+        return out;
+    }
+    if (given) {
+        for (int i = 0; i < ngiven; i++) {
+            if (given[i] > most)
+                jb_fail(ctx, "%s %ld: pattern %s reaches at most %ld on this topology", opt, given[i],
+                        pattern_names[pattern], most);
+            out[(*count)++] = given[i];
+        }
+    } else
+        for (long d = 1; d <= most; d++)
+            out[(*count)++] = d;
+    return out;
+}
+
+typedef struct {
+    pingpong pp;
+    pairing pr;
+    long *perm;
+    jb_calls st;
+    double *mean_latency; /* per call: mean over pairs of the round trip / 2 */
+    double hops_sum;      /* over pairs and calls (random pairing) */
+    long bad_bytes;
+} run_state;
+
+static unsigned char payload(long participant, size_t i) { return (unsigned char)(participant * 7 + (long)i); }
+
+/* warm-up and timed calls of one result; random pairing draws again every call */
+static void run_calls(jb_ctx *ctx, const layout *L, int pattern, size_t size, run_state *s)
+{
+    long me = L->me;
+    s->pp.size = size;
+    if (me >= 0)
+        for (size_t i = 0; i < size; i++)
+            s->pp.send[0][i] = (char)payload(me, i);
+    s->hops_sum = 0;
+    jb_calls_clear(&s->st);
+    for (long c = -ctx->opt.warmup; c < ctx->opt.calls; c++) {
+        if (pattern == PAT_RANDOM) {
+            pairs_random(L->participants, ctx->opt.seed, c + ctx->opt.warmup, s->perm, &s->pr);
+            if (ctx->rank == 0 && c >= 0)
+                for (long p = 0; p < L->participants; p++)
+                    if (s->pr.pinger[p])
+                        s->hops_sum += topo_hops(&L->shape, L->coords + p * L->shape.ndims,
+                                                 L->coords + s->pr.partner[p] * L->shape.ndims);
+        }
+        long partner = me >= 0 ? s->pr.partner[me] : -1;
+        MPI_Barrier(MPI_COMM_WORLD); /* every pair of the call starts together */
+        if (partner < 0)
+            continue;
+        s->pp.partner = L->rank_of[partner];
+        s->pp.pinger = s->pr.pinger[me];
+        double t0 = MPI_Wtime();
+        pingpong_cycle(&s->pp, MODE_SEND);
+        double us = (MPI_Wtime() - t0) * 1e6;
+        if (c >= 0 && s->pp.pinger)
+            jb_calls_record(&s->st, c, us);
+        if (ctx->opt.validate)
+            for (size_t i = 0; i < size; i++)
+                s->bad_bytes += (unsigned char)s->pp.recv[0][i] != payload(partner, i);
+    }
+    jb_calls_reduce(&s->st, MPI_COMM_WORLD);
+}
+
+/* One result line: the per-call statistics of the round trip over the pairs,
+ * the latency, and the slow-down against the baseline (0: none). */
+static double report(jb_ctx *ctx, const layout *L, int pattern, size_t size, long hops, long k, run_state *s,
+                     const char *where, double baseline)
+{
+    jb_fail_if_any(ctx, s->bad_bytes != 0, "pattern %s, %zu bytes: messages arrived with wrong payload bytes",
+                   pattern_names[pattern], size);
+    if (ctx->rank != 0)
+        return 0;
+    const jb_calls *st = &s->st;
+    double mean = 0;
+    for (long c = 0; c < st->calls; c++) {
+        s->mean_latency[c] = st->sum[c] / st->tasks / 2;
+        mean += s->mean_latency[c] / st->calls;
+    }
+    jb_summary lat;
+    jb_summarize(s->mean_latency, (size_t)st->calls, &lat);
+    jb_result_begin(ctx);
+    jb_result_str(ctx, "pattern", pattern_names[pattern], 1);
+    jb_result_int(ctx, "size", (long long)size, 1);
+    if (pattern == PAT_RANDOM)
+        jb_result_num(ctx, "hops", s->hops_sum / st->tasks / st->calls, 1);
+    else
+        jb_result_num(ctx, "hops", (double)hops, 1);
+    jb_result_int(ctx, "pairs", st->tasks, 1);
+    jb_result_int(ctx, "idle", L->participants - 2L * st->tasks, 0);
+    if (pattern == PAT_LINK)
+        jb_result_int(ctx, "k", k, 0);
+    if (where)
+        jb_result_str(ctx, pattern == PAT_LINK ? "shared_link" : "partner", where, 0);
+    jb_result_num(ctx, "latency_us", mean, 1);
+    jb_result_num(ctx, "latency_p50_us", lat.p50, 1);
+    jb_result_num(ctx, "slowdown", baseline > 0 ? lat.p50 / baseline : NAN, 1);
+    jb_calls_report(ctx, st, 0);
+    jb_result_end(ctx);
+    return lat.p50;
+}
+
+int main(int argc, char **argv)
+{
+    jb_ctx ctx;
+    ct_options o;
+    layout L;
+    jb_init(&ctx, &argc, &argv, "contention", usage, 100, 10);
+    parse(&ctx, argc, argv, &o);
+    make_layout(&ctx, &o, &L);
+    const topo_shape *t = &L.shape;
+    if (o.dim >= t->ndims || t->dims[o.dim] < 2)
+        jb_fail(&ctx, "--dim %ld: the topology has no such dimension of 2 or more nodes", o.dim);
+
+    size_t max_bytes = 0;
+    for (int i = 0; i < o.nsizes; i++)
+        max_bytes = o.sizes[i] > max_bytes ? o.sizes[i] : max_bytes;
+    run_state s = {.pp = {.comm = MPI_COMM_WORLD, .n = 1}};
+    char *send = malloc(max_bytes + 1), *recv = malloc(max_bytes + 1);
+    MPI_Request req;
+    s.pp.send = &send;
+    s.pp.recv = &recv;
+    s.pp.req = &req;
+    s.perm = malloc((size_t)L.participants * sizeof *s.perm);
+    pairing_init(&s.pr, L.participants);
+    jb_calls_init(&s.st, ctx.opt.calls);
+    s.mean_latency = malloc((size_t)ctx.opt.calls * sizeof *s.mean_latency);
+
+    jb_json *cfg = &ctx.config;
+    char shape[128] = "";
+    for (int d = 0; d < t->ndims; d++)
+        snprintf(shape + strlen(shape), sizeof shape - strlen(shape), "%s%d%s", d ? "x" : "", t->dims[d],
+                 t->wrap[d] ? "" : "(mesh)");
+    jb_json_object(cfg, "topology");
+    jb_json_str(cfg, "source", L.source);
+    jb_json_str(cfg, "dims", shape);
+    jb_json_int(cfg, "participants", L.participants);
+    jb_json_int(cfg, "dim", o.dim);
+    jb_json_str(cfg, "routing", "dimension-ordered, lowest dimension first, the shorter way round (a tie goes +)");
+    jb_json_end(cfg);
+    jb_json_object(cfg, "patterns");
+    for (int p = 0; p < NPATTERNS; p++)
+        jb_json_str(cfg, pattern_names[p], pattern_descr[p]);
+    jb_json_end(cfg);
+    jb_json_str(cfg, "call", "a barrier, then one ping-pong of every active pair at once, timed by the side that starts");
+    jb_json_str(cfg, "latency_us", "mean over calls of the mean over pairs of the round trip / 2");
+    jb_json_str(cfg, "latency_p50_us", "median over calls of the mean over pairs of the round trip / 2");
+    jb_json_str(cfg, "slowdown", "pairs: latency_p50_us over that of hops at the same size and distance in this run; "
+                                 "link: over that of k = 1 (null: no baseline in this run)");
+    jb_calls_describe(cfg);
+    if (ctx.rank == 0)
+        printf("# jb-contention: %ld participants (one task per node) on %s, %s; %ld calls after %ld warm-up; "
+               "times in us per round trip (MAX/AVG over pairs)\n",
+               L.participants, shape, L.source, ctx.opt.calls, ctx.opt.warmup);
+
+    /* latency_p50 of hops per (size, h), the baseline of pairs; of k = 1 per size, of link */
+    int max_hops = topo_max_hops(t);
+    double *hops_p50 = calloc((size_t)o.nsizes * (size_t)(max_hops + 1), sizeof *hops_p50);
+    double *link_p50 = calloc((size_t)o.nsizes, sizeof *link_p50);
+    for (int pattern = 0; pattern < NPATTERNS; pattern++) {
+        if (!o.patterns[pattern])
+            continue;
+        int nd;
+        long *dist = distances(&ctx, &o, &L, pattern, &nd);
+        for (int i = 0; i < o.nsizes; i++)
+            for (int j = 0; j < nd; j++) {
+                char where[2 * 64 + 2] = "", a[64], b[64];
+                double baseline = 0;
+                if (pattern == PAT_HOPS) {
+                    long partner = pairs_at_distance(t, L.coords, L.participants, 0, (int)dist[j], &s.pr);
+                    if (partner < 0) {
+                        if (o.hops)
+                            jb_fail(&ctx, "--hops %ld: no node of this job is that far from the first", dist[j]);
+                        continue;
+                    }
+                    topo_format(t, L.coords + partner * t->ndims, where, sizeof where);
+                } else if (pattern == PAT_PAIRS) {
+                    pairs_along(t, L.coords, L.occupant, L.participants, (int)o.dim, (int)dist[j], &s.pr);
+                    if (s.pr.pairs == 0)
+                        jb_fail(&ctx, "pairs %ld hops apart along dimension %ld: the job has none", dist[j], o.dim);
+                    baseline = hops_p50[(size_t)i * (size_t)(max_hops + 1) + (size_t)dist[j]];
+                } else if (pattern == PAT_LINK) {
+                    topo_link shared;
+                    long missing = pairs_sharing_link(t, L.coords, L.occupant, L.participants, (int)o.dim,
+                                                      (int)dist[j], (int)max_distance(&o, &L, PAT_LINK), &s.pr,
+                                                      &shared);
+                    int c[TOPO_MAXDIMS];
+                    if (missing) {
+                        topo_coords(t, -missing - 1, c);
+                        topo_format(t, c, a, sizeof a);
+                        jb_fail(&ctx, "pattern link: the job has no node at (%s)", a);
+                    }
+                    topo_coords(t, shared.from, c);
+                    topo_format(t, c, a, sizeof a);
+                    c[shared.dim] = (c[shared.dim] + 1) % t->dims[shared.dim];
+                    topo_format(t, c, b, sizeof b);
+                    snprintf(where, sizeof where, "%s>%s", a, b);
+                    baseline = link_p50[i];
+                }
+                run_calls(&ctx, &L, pattern, o.sizes[i], &s);
+                long hops = pattern == PAT_LINK ? max_distance(&o, &L, PAT_LINK) : dist[j];
+                double p50 = report(&ctx, &L, pattern, o.sizes[i], hops, dist[j], &s, where[0] ? where : NULL, baseline);
+                if (pattern == PAT_HOPS)
+                    hops_p50[(size_t)i * (size_t)(max_hops + 1) + (size_t)dist[j]] = p50;
+                if (pattern == PAT_LINK && dist[j] == 1)
+                    link_p50[i] = p50;
+            }
+        free(dist);
+    }
+    free(hops_p50);
+    free(link_p50);
+    jb_calls_free(&s.st);
+    pairing_free(&s.pr);
+    free(s.perm);
+    free(s.mean_latency);
+    free(send);
+    free(recv);
+    return jb_finish(&ctx);
+}
