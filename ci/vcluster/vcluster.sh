@@ -2,7 +2,8 @@
 # A real Slurm cluster of network-namespace "nodes" on one machine, for tests
 # and for trying the multi-node workflow on a workstation.
 #
-#   ci/vcluster/vcluster.sh up [N]    bring N nodes up (default 3); idempotent
+#   ci/vcluster/vcluster.sh up [N] [--torus AxB..] [--link-rate R]
+#                                     bring N nodes up (default 3); idempotent
 #   ci/vcluster/vcluster.sh down      stop what "up" started (by pid), remove what it made
 #   ci/vcluster/vcluster.sh status
 #   ci/vcluster/vcluster.sh env       the variables a shell needs (eval "$(... env)")
@@ -11,10 +12,21 @@
 # runs in its own UTS (hostname), IPC and mount namespace with a private
 # /dev/shm: MPI ranks on one node use shared memory, ranks on different nodes
 # cross TCP.  See ../shared/notes/vcluster.md for the pitfalls this avoids.
+#
+# --torus AxB.. also wires the nodes as a torus (a ring for one dimension):
+# a link (veth pair) between neighbours, every link rate-limited in both
+# directions (tc tbf at --link-rate, default 50mbit; netem is not available),
+# and static dimension-ordered routes with forwarding, so a message to a node
+# h hops away really crosses h links and messages whose routes share a link
+# share its rate.  Each node's torus address 10.78.0.I sits on interface
+# torus0; MPI uses it for data while Slurm keeps the bridge, as real tori have
+# a separate service network.  The topology file (hostname -> coordinates) is
+# written to $STATE/topology.
 set -euo pipefail
 
 STATE=${JB_VCLUSTER_DIR:-/run/jitterbench-vcluster}
 SUBNET=10.77.0
+TORUS_SUBNET=10.78.0
 BRIDGE=jbvc0
 CTLD_ADDR=$SUBNET.254
 CTLD_NAME=$(hostname -s) # slurmctld runs only where its host name matches
@@ -108,8 +120,107 @@ network_up() {
     done
 }
 
+# coordinates of node I (1-based) in the torus DIMS (dimension 0 varies fastest)
+coords_of() {
+    local i=$(( $1 - 1 )) d out=()
+    for d in "${DIMS[@]}"; do out+=($(( i % d ))); i=$(( i / d )); done
+    echo "${out[@]}"
+}
+
+node_at() { # node number (1-based) at the given coordinates
+    local -a c=("$@")
+    local i=0 stride=1 k
+    for k in "${!DIMS[@]}"; do i=$(( i + c[k] * stride )); stride=$(( stride * DIMS[k] )); done
+    echo $(( i + 1 ))
+}
+
+# The neighbour of the route from SRC to DST: dimension-ordered (lowest dimension
+# first), the shorter way round, a tie (exactly half way) going the + way.  The
+# benchmark's own routing (src/contention/topology.c) follows the same rule.
+next_hop() {
+    local -a a b
+    read -ra a <<< "$(coords_of "$1")"
+    read -ra b <<< "$(coords_of "$2")"
+    local k
+    for k in "${!DIMS[@]}"; do
+        local L=${DIMS[k]} up=$(( (b[k] - a[k] + DIMS[k]) % DIMS[k] ))
+        [ "$up" = 0 ] && continue
+        if [ $(( 2 * up )) -le "$L" ]; then a[k]=$(( (a[k] + 1) % L )); else a[k]=$(( (a[k] - 1 + L) % L )); fi
+        node_at "${a[@]}"
+        return
+    done
+}
+
+torus_up() {
+    local n=$1 rate=$2 i j k
+    [ -f "$STATE/topology" ] && return 0
+    for i in $(seq 1 "$n"); do
+        ip netns exec "jbnode$i" sysctl -qw net.ipv4.ip_forward=1 net.ipv4.conf.all.rp_filter=0 net.ipv4.conf.default.rp_filter=0
+        # the node's torus address, on a veth whose peer stays inside (no dummy module here)
+        ip -n "jbnode$i" link add torus0 type veth peer name torus0x
+        ip -n "jbnode$i" addr add "$TORUS_SUBNET.$i/24" dev torus0
+        ip -n "jbnode$i" link set torus0x up
+        ip -n "jbnode$i" link set torus0 up
+    done
+    # one link per neighbour pair; interface "toJ" in node I leads to node J
+    for i in $(seq 1 "$n"); do
+        local -a c
+        read -ra c <<< "$(coords_of "$i")"
+        for k in "${!DIMS[@]}"; do
+            [ "${DIMS[k]}" -lt 2 ] && continue
+            local -a nb=("${c[@]}")
+            nb[k]=$(( (c[k] + 1) % DIMS[k] ))
+            j=$(node_at "${nb[@]}")
+            ip -n "jbnode$i" link show "to$j" >/dev/null 2>&1 && continue # size 2: one link
+            ip link add "jbt$i-$j" netns "jbnode$i" type veth peer name "jbt$j-$i" netns "jbnode$j"
+            ip -n "jbnode$i" link set "jbt$i-$j" name "to$j"
+            ip -n "jbnode$j" link set "jbt$j-$i" name "to$i"
+            for end in "$i:$j" "$j:$i"; do
+                local me=${end%:*} them=${end#*:}
+                ip netns exec "jbnode$me" sysctl -qw "net.ipv4.conf.to$them.rp_filter=0"
+                # tbf: a burst of a few packets, so the rate holds over every message
+                tc -n "jbnode$me" qdisc add dev "to$them" root tbf rate "$rate" burst 8kb latency 200ms
+                ip -n "jbnode$me" link set "to$them" up
+            done
+        done
+    done
+    for i in $(seq 1 "$n"); do
+        for j in $(seq 1 "$n"); do
+            [ "$i" = "$j" ] && continue
+            local via
+            via=$(next_hop "$i" "$j")
+            ip -n "jbnode$i" route add "$TORUS_SUBNET.$j/32" via "$TORUS_SUBNET.$via" dev "to$via" onlink src "$TORUS_SUBNET.$i"
+        done
+    done
+    {
+        echo "# the emulated torus of ci/vcluster/vcluster.sh: links of $rate each way"
+        echo "dims $(IFS=x; echo "${DIMS[*]}")"
+        echo "wrap$(for _ in "${DIMS[@]}"; do printf ' yes'; done)"
+        for i in $(seq 1 "$n"); do echo "node$i $(coords_of "$i")"; done
+    } > "$STATE/topology.tmp"
+    echo "$rate" > "$STATE/link-rate"
+    mv "$STATE/topology.tmp" "$STATE/topology"
+}
+
 up() {
-    local n=${1:-3}
+    local n=3 torus="" rate=50mbit
+    while [ $# -gt 0 ]; do
+        case "$1" in
+            --torus) torus=${2:-}; shift 2 || die "--torus needs dimensions, e.g. 6 or 2x3" ;;
+            --link-rate) rate=${2:-}; shift 2 || die "--link-rate needs a rate, e.g. 50mbit" ;;
+            -*) die "unknown option '$1' (up [N] [--torus AxB..] [--link-rate R])" ;;
+            *) n=$1; shift ;;
+        esac
+    done
+    DIMS=()
+    if [ -n "$torus" ]; then
+        [[ $torus =~ ^[1-9][0-9]*(x[1-9][0-9]*)*$ ]] || die "--torus must be dimensions like 6 or 2x3, not '$torus'"
+        IFS=x read -ra DIMS <<< "$torus"
+        local product=1 d
+        for d in "${DIMS[@]}"; do product=$(( product * d )); done
+        n=$product
+        [[ $rate =~ ^[0-9]+([kmg]?bit)$ ]] || die "--link-rate must be like 50mbit, not '$rate'"
+    fi
     [[ $n =~ ^[1-9][0-9]?$ ]] || die "the node count must be 1 to 99, not '$n'"
     need_root_and_tools
     install_packages
@@ -125,6 +236,7 @@ up() {
     echo "$n" > "$STATE/nodes"
     write_config "$n"
     network_up "$n"
+    [ ${#DIMS[@]} -gt 0 ] && torus_up "$n" "$rate"
 
     [ -f "$STATE/munge.key" ] || { dd if=/dev/urandom of="$STATE/munge.key" bs=1024 count=1 2>/dev/null; chmod 400 "$STATE/munge.key"; }
     alive "$STATE/munged.pid" || munged --force --socket="$STATE/munge.sock" --key-file="$STATE/munge.key" \
@@ -187,9 +299,9 @@ status() {
 }
 
 case "${1:-}" in
-    up) up "${2:-3}" ;;
+    up) shift; up "$@" ;;
     down) down ;;
     status) status ;;
     env) echo "export SLURM_CONF=$STATE/slurm.conf" ;;
-    *) die "usage: $0 up [N] | down | status | env" ;;
+    *) die "usage: $0 up [N] [--torus AxB..] [--link-rate R] | down | status | env" ;;
 esac
