@@ -114,7 +114,8 @@ class MpiCheck(rfm.RunOnlyRegressionTest):
         self.skip_if(self.distribution != "block" and self.nodes == 1, "on one node every distribution is block")
         launcher = self.job.launcher.registered_name
         if launcher == "srun":
-            self.job.launcher.options += [f"--distribution={self.distribution}"]
+            # a rank that dies ends the job step at once: its peers would wait on it until the time limit
+            self.job.launcher.options += [f"--distribution={self.distribution}", "--kill-on-bad-exit=1"]
         else:
             self.skip_if(self.distribution != "block", f"the {launcher} launcher here places ranks block-wise only")
 
@@ -150,6 +151,8 @@ class JitterbenchCheck(MpiCheck):
     # timed calls (cycles) per run; 0 keeps the benchmark's own default.  The quick
     # mode sets fewer with -S calls=N.
     calls = variable(int, value=0, loggable=True)
+    # the field=value that picks a benchmark's summary line where it writes several
+    result_line = variable(str, value="")
     build = fixture(JitterbenchBuild, scope="environment")
 
     @run_after("setup")
@@ -203,10 +206,7 @@ class JitterbenchCheck(MpiCheck):
 
 
 class PerCallCheck(JitterbenchCheck):
-    """A benchmark that reports per-call MAX and AVG over tasks (us): halo, torus, all-to-all.
-    result_line picks the summary line when the benchmark writes several ("work=before")."""
-
-    result_line = variable(str, value="")
+    """A benchmark that reports per-call MAX and AVG over tasks (us): halo, torus, all-to-all."""
 
     @performance_function("us")
     def max(self):
