@@ -234,6 +234,48 @@ static long *distances(jb_ctx *ctx, const ct_options *o, const layout *L, int pa
     return out;
 }
 
+#define WHERE_LEN 160
+
+/* The pairs of one result (random pairing draws them per call, in run_calls),
+ * and where they meet: the partner's coordinates (hops), the shared link
+ * (link), into where (WHERE_LEN bytes).  Returns 0 when a default distance has no pair (skipped). */
+static int select_pairs(jb_ctx *ctx, const ct_options *o, const layout *L, int pattern, long distance, pairing *pr,
+                        char *where)
+{
+    const topo_shape *t = &L->shape;
+    char a[64], b[64];
+    int c[TOPO_MAXDIMS];
+    if (pattern == PAT_HOPS) {
+        long partner = pairs_at_distance(t, L->coords, L->participants, 0, (int)distance, pr);
+        if (partner < 0 && o->hops)
+            jb_fail(ctx, "--hops %ld: no node of this job is that far from the first", distance);
+        if (partner >= 0)
+            topo_format(t, L->coords + partner * t->ndims, where, WHERE_LEN);
+        return partner >= 0;
+    }
+    if (pattern == PAT_PAIRS) {
+        pairs_along(t, L->coords, L->occupant, L->participants, (int)o->dim, (int)distance, pr);
+        if (pr->pairs == 0)
+            jb_fail(ctx, "pairs %ld hops apart along dimension %ld: the job has none", distance, o->dim);
+    }
+    if (pattern == PAT_LINK) {
+        topo_link shared;
+        long missing = pairs_sharing_link(t, L->coords, L->occupant, L->participants, (int)o->dim, (int)distance,
+                                          (int)max_distance(o, L, PAT_LINK), pr, &shared);
+        if (missing) {
+            topo_coords(t, -missing - 1, c);
+            topo_format(t, c, a, sizeof a);
+            jb_fail(ctx, "pattern link: the job has no node at (%s)", a);
+        }
+        topo_coords(t, shared.from, c);
+        topo_format(t, c, a, sizeof a);
+        c[shared.dim] = (c[shared.dim] + 1) % t->dims[shared.dim];
+        topo_format(t, c, b, sizeof b);
+        snprintf(where, WHERE_LEN, "%s>%s", a, b);
+    }
+    return 1;
+}
+
 typedef struct {
     pingpong pp;
     pairing pr;
@@ -385,39 +427,12 @@ int main(int argc, char **argv)
         long *dist = distances(&ctx, &o, &L, pattern, &nd);
         for (int i = 0; i < o.nsizes; i++)
             for (int j = 0; j < nd; j++) {
-                char where[2 * 64 + 2] = "", a[64], b[64];
-                double baseline = 0;
-                if (pattern == PAT_HOPS) {
-                    long partner = pairs_at_distance(t, L.coords, L.participants, 0, (int)dist[j], &s.pr);
-                    if (partner < 0) {
-                        if (o.hops)
-                            jb_fail(&ctx, "--hops %ld: no node of this job is that far from the first", dist[j]);
-                        continue;
-                    }
-                    topo_format(t, L.coords + partner * t->ndims, where, sizeof where);
-                } else if (pattern == PAT_PAIRS) {
-                    pairs_along(t, L.coords, L.occupant, L.participants, (int)o.dim, (int)dist[j], &s.pr);
-                    if (s.pr.pairs == 0)
-                        jb_fail(&ctx, "pairs %ld hops apart along dimension %ld: the job has none", dist[j], o.dim);
-                    baseline = hops_p50[(size_t)i * (size_t)(max_hops + 1) + (size_t)dist[j]];
-                } else if (pattern == PAT_LINK) {
-                    topo_link shared;
-                    long missing = pairs_sharing_link(t, L.coords, L.occupant, L.participants, (int)o.dim,
-                                                      (int)dist[j], (int)max_distance(&o, &L, PAT_LINK), &s.pr,
-                                                      &shared);
-                    int c[TOPO_MAXDIMS];
-                    if (missing) {
-                        topo_coords(t, -missing - 1, c);
-                        topo_format(t, c, a, sizeof a);
-                        jb_fail(&ctx, "pattern link: the job has no node at (%s)", a);
-                    }
-                    topo_coords(t, shared.from, c);
-                    topo_format(t, c, a, sizeof a);
-                    c[shared.dim] = (c[shared.dim] + 1) % t->dims[shared.dim];
-                    topo_format(t, c, b, sizeof b);
-                    snprintf(where, sizeof where, "%s>%s", a, b);
-                    baseline = link_p50[i];
-                }
+                char where[WHERE_LEN] = "";
+                if (!select_pairs(&ctx, &o, &L, pattern, dist[j], &s.pr, where))
+                    continue;
+                double baseline = pattern == PAT_PAIRS  ? hops_p50[(size_t)i * (size_t)(max_hops + 1) + (size_t)dist[j]]
+                                  : pattern == PAT_LINK ? link_p50[i]
+                                                        : 0;
                 run_calls(&ctx, &L, pattern, o.sizes[i], &s);
                 long hops = pattern == PAT_LINK ? max_distance(&o, &L, PAT_LINK) : dist[j];
                 double p50 = report(&ctx, &L, pattern, o.sizes[i], hops, dist[j], &s, where[0] ? where : NULL, baseline);
