@@ -12,64 +12,27 @@ import json
 import os
 import signal
 import subprocess
-import sys
 import time
 from pathlib import Path
 
 import pytest
 
+import clusters
+from clusters import REPO, VCLUSTER, report_cases, run_env
 from jitterbench import mpi as mpis
 
-REPO = Path(__file__).resolve().parents[1]
-VCLUSTER = REPO / "ci" / "vcluster" / "vcluster.sh"
-REFRAME = Path(sys.executable).with_name("reframe")
 NODES = 3
 
-
-def can_run():
-    if os.geteuid() != 0:
-        return "the virtual cluster needs root"
-    if subprocess.run(["unshare", "--net", "true"], capture_output=True).returncode != 0:
-        return "this machine cannot create network namespaces"
-    if not mpis.OPENMPI.available():
-        return "Open MPI is not installed"
-    return None
-
-
-pytestmark = pytest.mark.skipif(can_run() is not None, reason=can_run() or "")
+pytestmark = pytest.mark.skipif(clusters.why_not() is not None, reason=clusters.why_not() or "")
 
 
 @pytest.fixture(scope="module")
 def cluster(tmp_path_factory):
-    state = tmp_path_factory.mktemp("vcluster")
-    env = dict(os.environ, JB_VCLUSTER_DIR=str(state), SLURM_CONF=str(state / "slurm.conf"))
-    up = subprocess.run(["bash", str(VCLUSTER), "up", str(NODES)], env=env, capture_output=True, text=True,
-                        timeout=300)
-    if up.returncode != 0:  # leave nothing running: a fixture that fails here gets no teardown
-        subprocess.run(["bash", str(VCLUSTER), "down"], env=env, capture_output=True, timeout=120)
-    assert up.returncode == 0, up.stderr
-    yield env
-    down = subprocess.run(["bash", str(VCLUSTER), "down"], env=env, capture_output=True, text=True, timeout=120)
-    assert down.returncode == 0, down.stderr
-    assert not state.exists()
+    yield from clusters.cluster(tmp_path_factory, str(NODES))
 
 
 def reframe_command(*args):
-    return [str(REFRAME), "-C", "systems/config.py", "--system", "vcluster", *args, "-r"]
-
-
-def run_env(cluster, out):
-    refs = out / "no-references"  # the suite's speed is not what these tests assert
-    refs.mkdir(parents=True, exist_ok=True)
-    # poll Slurm at least twice a second: the jobs here take seconds, not hours
-    return dict(cluster, JB_OUTPUT=str(out), JB_REFERENCE_DIR=str(refs), RFM_POLL_RATE_MIN="2")
-
-
-def report_cases(out):
-    """The last outcome of every test case: a retried case's retry replaces its failure."""
-    report = json.loads((out / "report.json").read_text())
-    last = {(c["name"], c["environ"]): c for run in report["runs"] for c in run["testcases"] if not c.get("fixture")}
-    return list(last.values())
+    return clusters.reframe_command("vcluster", *args)
 
 
 @pytest.fixture(scope="module")
