@@ -8,4 +8,4 @@ export PATH=$PWD/.venv/bin:$PATH
 for dir in build/*/; do
     ctest --test-dir "$dir" --output-on-failure
 done
-exec python -m pytest -ra "$@"
+exec python -m pytest -ra --durations=15 "$@"

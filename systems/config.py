@@ -16,7 +16,7 @@ sys.path.insert(0, REPO)  # the jitterbench package of this checkout
 
 import jitterbench.rfm  # noqa: E402,F401  registers the jb-mpirun launcher
 
-SYSTEM_MODULES = ["vcluster", "local"]  # the first whose hostnames match is used; local matches any
+SYSTEM_MODULES = ["vcluster", "torus", "local"]  # the first whose hostnames match is used; local matches any
 OUTPUT = os.environ.get("JB_OUTPUT", os.path.join(REPO, "output"))
 os.makedirs(OUTPUT, exist_ok=True)
 
@@ -37,6 +37,8 @@ for _m in _systems:  # every run's files under one folder, so runs never share a
 _common_options = ["--exec-policy=serial", f"--report-junit={OUTPUT}/junit.xml",
                    "-c", os.path.join(REPO, "reframe_checks")]
 
+# A system module may define its own QUICK parameters, the node counts its modes
+# run (NODE_COUNTS) and the checks they run (ONLY: ReFrame options such as -n).
 # The quick suite, a smoke test of every check on every node count: 100 timed calls
 # per run, two tasks per node, one size and one send mode per check (halo: both
 # placements; torus: with and without overlapped work; all-to-all: both methods),
@@ -67,8 +69,10 @@ site_configuration = {
     # accept a machine, every reference required), on 1 to as many nodes as the system has
     "modes": [
         {"name": mode, "target_systems": [m.SYSTEM["name"]],
-         "options": [*_common_options, "-t", mode, "-P", f"nodes={_node_counts(m)}", *extra]}
-        for m in _systems for mode, extra in (("quick", _quick_parameters), ("acceptance", _strict))
+         "options": [*_common_options, "-t", mode, "-P", f"nodes={getattr(m, 'NODE_COUNTS', _node_counts(m))}",
+                     *getattr(m, "ONLY", []), *extra]}
+        for m in _systems
+        for mode, extra in (("quick", getattr(m, "QUICK", _quick_parameters)), ("acceptance", _strict))
     ],
     "general": [{"report_file": os.path.join(OUTPUT, "report.json"), "purge_environment": False}],
     "storage": [{"enable": True, "sqlite_db_file": os.path.join(OUTPUT, "results.db")}],
