@@ -17,9 +17,43 @@ from reframe.core.launchers import JobLauncher
 
 from . import references
 
+
+def _skip_the_env_vars_alias_warning():
+    """ReFrame 4.10 reads the default of its deprecated `variables` alias (of
+    env_vars) for every test instance it creates, and each read walks the whole
+    Python stack (inspect.stack) to place a warning that is never shown: about
+    10 ms an instance.  HaloCheck alone has 4,320 variants before -P narrows
+    them (and -P adds more), so loading the checks took minutes of every run.
+    Only that one message is dropped; every other deprecation still warns."""
+    import reframe.core.fields
+    import reframe.core.variables
+    import reframe.core.warnings
+
+    warn = reframe.core.warnings.user_deprecation_warning
+
+    def warn_unless_alias(message, *args, **kwargs):
+        if not message.startswith("the use of 'variables' is deprecated"):
+            warn(message, *args, **kwargs)
+
+    for module in (reframe.core.fields, reframe.core.variables):  # each imported the function by name
+        module.user_deprecation_warning = warn_unless_alias
+
+
+_skip_the_env_vars_alias_warning()
+
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 SOURCES = os.path.join(REPO, "src")
 REFERENCE_DIR = os.environ.get("JB_REFERENCE_DIR", os.path.join(REPO, "reference_data"))
+
+
+def install_prefix(variable):
+    """Where a programming environment's installed binaries are, {environ} standing
+    for its name: the variable (JB_PREFIX, JB_OSU_PREFIX) if set, else that
+    environment's view of the Spack environment when JB_SPACK_VIEWS names the
+    views' folder (spack.yaml names one view per MPI after the environments),
+    else '' (build with CMake, or look on PATH)."""
+    views = os.environ.get("JB_SPACK_VIEWS", "")
+    return os.environ.get(variable) or (os.path.join(views, "{environ}") if views else "")
 
 
 def environment(flavour, system, **env):
@@ -52,13 +86,13 @@ class EnvironmentMpirun(JobLauncher):
 
 class JitterbenchBuild(rfm.CompileOnlyRegressionTest):
     """Builds src/ with CMake once per programming environment, or takes the
-    binaries of an installed prefix (a site's Spack build): JB_PREFIX, in
-    which {environ} stands for the environment's name."""
+    binaries of an installed prefix (install_prefix: JB_PREFIX, or the Spack
+    view of JB_SPACK_VIEWS)."""
 
     build_system = "CustomBuild"
     build_locally = True
     sourcesdir = None
-    prefix_template = variable(str, value=os.environ.get("JB_PREFIX", ""))
+    prefix_template = variable(str, value=install_prefix("JB_PREFIX"))
 
     @run_before("compile")
     def cmake_or_prefix(self):

@@ -63,6 +63,18 @@ def assert_rejected(mpi, np, args, message, benchmark, tmp_path):
     assert not out.exists() and not list(tmp_path.glob("never.json*"))
 
 
+def install_prefix(root):
+    """An install prefix per programming environment, <root>/<environ>/bin, holding
+    this checkout's binaries of each MPI found (as a Spack view would), so that
+    ReFrame runs take them (JB_PREFIX=<root>/{environ}) instead of building again."""
+    for m in mpis.available():
+        bindir = root / m.name / "bin"
+        bindir.mkdir(parents=True, exist_ok=True)
+        for binary in m.binary("halo").parent.glob("jb-*"):
+            (bindir / binary.name).symlink_to(binary)
+    return root
+
+
 @pytest.fixture(params=[m.name for m in mpis.ALL])
 def mpi(request):
     m = mpis.by_name(request.param)

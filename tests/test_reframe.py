@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 import yaml
 
+from conftest import install_prefix
 from jitterbench import mpi as mpis
 
 REPO = Path(__file__).resolve().parents[1]
@@ -22,7 +23,11 @@ pytestmark = pytest.mark.skipif(not mpis.OPENMPI.available(), reason="Open MPI i
 
 
 def reframe(tmp_path, *args, references=None, mode=None):
-    env = dict(os.environ, JB_OUTPUT=str(tmp_path / "out"), JB_REFERENCE_DIR=str(references or tmp_path / "refs"))
+    # the binaries built by ci/setup.sh: a CMake build per environment would take a minute
+    # (the fixture's own build runs in the vcluster tests)
+    prefix = install_prefix(tmp_path / "prefix")
+    env = dict(os.environ, JB_OUTPUT=str(tmp_path / "out"), JB_REFERENCE_DIR=str(references or tmp_path / "refs"),
+               JB_PREFIX=str(prefix / "{environ}"))
     cmd = [str(REFRAME), "-C", "systems/config.py", *(["--mode", mode] if mode else []), *SUBSET, *args, "-r"]
     proc = subprocess.run(cmd, cwd=REPO, env=env, capture_output=True, text=True, timeout=600)
     report = tmp_path / "out" / "report.json"
