@@ -1,7 +1,7 @@
 """OSU Micro-Benchmarks, run-only, beside jitterbench's own numbers.
 
 OSU comes from the site: JB_OSU_PREFIX (an install prefix, {environ} stands
-for the programming environment, e.g. a Spack view per MPI) or PATH.  Where
+for the programming environment), the Spack view of JB_SPACK_VIEWS, or PATH.  Where
 it is not found the checks are skipped and say so.  Values at several sizes
 are performance variables (latency_8, bw_65536, ...), referenced like every
 other check in reference_data/<system>.yaml.
@@ -14,7 +14,7 @@ import reframe.utility.sanity as sn
 from reframe.core.builtins import parameter, run_after, sanity_function
 
 from jitterbench import osu
-from jitterbench.rfm import MpiCheck
+from jitterbench.rfm import MpiCheck, install_prefix
 
 # benchmark: (folder under libexec/osu-micro-benchmarks/mpi, tasks (0: as many as the check has),
 #             column read, performance variable, unit, sizes reported, options)
@@ -31,7 +31,7 @@ BENCHMARKS = {
 
 def find_osu(program, folder, environ):
     """The path of an OSU program, or None."""
-    prefix = os.environ.get("JB_OSU_PREFIX", "")
+    prefix = install_prefix("JB_OSU_PREFIX")
     if prefix:
         path = os.path.join(prefix.format(environ=environ), "libexec", "osu-micro-benchmarks", "mpi", folder, program)
         return path if os.access(path, os.X_OK) else None
@@ -58,8 +58,8 @@ class OsuCheck(MpiCheck):
         self.skip_if(tasks and self.tasks_per_node != 2, f"{self.benchmark} runs on {tasks} tasks whatever "
                                                           "tasks_per_node says (tasks_per_node=2 runs it)")
         path = find_osu(self.benchmark, folder, self.current_environ.name)
-        self.skip_if(path is None, f"OSU Micro-Benchmarks not found: no {self.benchmark} under "
-                                   f"JB_OSU_PREFIX or on PATH")
+        prefix = install_prefix("JB_OSU_PREFIX").format(environ=self.current_environ.name)
+        self.skip_if(path is None, f"OSU Micro-Benchmarks not found: no {self.benchmark} under {prefix or 'PATH'}")
         self.executable = path
         self.executable_opts = options
         if tasks:  # point-to-point between two tasks: one per node when the check spans nodes

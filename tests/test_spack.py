@@ -1,0 +1,133 @@
+"""The Spack environment (spack.yaml), the project package and the ReFrame switch to its views.
+
+Everywhere: the YAML's shape, the package file's syntax, and the checks taking
+their binaries from a view folder.  Where Spack is (SPACK_ROOT set): a copy of
+the environment concretizes with the `local` externals, installs jitterbench
+for Open MPI, and one benchmark runs from its view.  CI has no Spack (it is on
+no package registry), so that test skips and says so.
+"""
+from __future__ import annotations
+
+import ast
+import json
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+import yaml
+
+from conftest import install_prefix
+from jitterbench import mpi as mpis
+
+REPO = Path(__file__).resolve().parents[1]
+REFRAME = Path(sys.executable).with_name("reframe")
+PACKAGE = REPO / "spack-repo" / "spack_repo" / "jitterbench" / "packages" / "jitterbench" / "package.py"
+
+
+@pytest.fixture(scope="module")
+def env():
+    return yaml.safe_load((REPO / "spack.yaml").read_text())["spack"]
+
+
+def test_the_matrix_builds_every_benchmark_for_every_mpi_provider(env):
+    definitions = {k: v for d in env["definitions"] for k, v in d.items()}
+    assert [s.split("@")[0] for s in definitions["benchmarks"]] == ["jitterbench", "osu-micro-benchmarks"]
+    assert definitions["mpis"] == ["openmpi", "mpich", "intel-oneapi-mpi"]
+    assert env["specs"] == [{"matrix": [["$benchmarks"], ["$^mpis"]]}]
+    assert env["concretizer"]["unify"] is False
+
+
+def test_the_project_repo_and_the_develop_path_are_this_checkout(env):
+    repo = REPO / env["repos"]["jitterbench"]
+    assert yaml.safe_load((repo / "repo.yaml").read_text())["repo"] == {"namespace": "jitterbench", "api": "v2.2"}
+    assert (repo / "packages" / "jitterbench" / "package.py") == PACKAGE
+    develop = env["develop"]["jitterbench"]
+    assert develop["spec"] == "jitterbench@=main"
+    assert (REPO / develop["path"] / "CMakeLists.txt").exists()
+
+
+def test_every_system_include_exists_and_local_has_the_three_mpis_as_externals(env):
+    paths = [REPO / i["path"] for i in env["include"]]
+    assert all(p.exists() for p in paths), [p for p in paths if not p.exists()]
+    assert {p.parent.name for p in paths} == {"local", "vcluster", "site-template"}
+    local = yaml.safe_load((REPO / "systems" / "local" / "packages.yaml").read_text())["packages"]
+    assert local["mpi"]["buildable"] is False
+    for name in ("openmpi", "mpich", "intel-oneapi-mpi"):
+        assert local[name]["buildable"] is False and local[name]["externals"][0]["spec"].startswith(name + "@")
+
+
+def test_one_view_per_mpi_named_as_the_reframe_environments(env):
+    assert set(env["view"]) == {m.name for m in mpis.ALL}
+    for name, view in env["view"].items():
+        assert view["root"] == f".spack-env/views/{name}" and len(view["select"]) == 1
+
+
+def test_the_lock_file_and_spacks_leftovers_are_ignored_by_git():
+    ignored = subprocess.run(["git", "check-ignore", "spack.lock", ".spack-env/views/openmpi",
+                              "src/build-linux-x86_64_v3-abcdefg"], cwd=REPO, capture_output=True, text=True)
+    assert len(ignored.stdout.split()) == 3, ignored.stdout
+
+
+def test_the_package_file_parses_and_declares_what_spack_needs():
+    tree = ast.parse(PACKAGE.read_text())
+    cls = next(n for n in tree.body if isinstance(n, ast.ClassDef))
+    assert cls.name == "Jitterbench" and [b.id for b in cls.bases] == ["CMakePackage"]
+    calls = {(c.func.id, ast.literal_eval(c.args[0])) for c in ast.walk(cls)
+             if isinstance(c, ast.Call) and isinstance(c.func, ast.Name) and c.args
+             and isinstance(c.args[0], ast.Constant)}
+    assert {("version", "main"), ("depends_on", "mpi"), ("depends_on", "c"), ("depends_on", "cmake@3.16:")} <= calls
+    assigned = {t.id for n in cls.body if isinstance(n, ast.Assign) for t in n.targets}
+    assert {"homepage", "git"} <= assigned  # a branch version needs git, or `spack audit packages` fails
+
+
+@pytest.mark.skipif(not mpis.OPENMPI.available(), reason="Open MPI is not installed")
+def test_the_checks_take_their_binaries_from_a_spack_view(tmp_path):
+    """JB_SPACK_VIEWS: the view of each programming environment, here one holding Open MPI's build."""
+    view = install_prefix(tmp_path / "views") / "openmpi" / "bin"
+    out = tmp_path / "out"
+    env = dict(os.environ, JB_OUTPUT=str(out), JB_REFERENCE_DIR=str(tmp_path / "refs"),
+               JB_SPACK_VIEWS=str(tmp_path / "views"))
+    env.pop("JB_PREFIX", None)
+    env.pop("JB_OSU_PREFIX", None)
+    cmd = [str(REFRAME), "-C", "systems/config.py", "-c", "reframe_checks/halo.py", "-c", "reframe_checks/osu.py",
+           "-p", "openmpi", "-P", "nodes=1", "-P", "tasks_per_node=2", "-P", "distribution=block",
+           "-P", "eager_limit=default", "-P", "HaloCheck.msg_size=4096", "-P", "HaloCheck.pattern=sendrecv",
+           "-P", "HaloCheck.placement=row", "-P", "OsuCheck.benchmark=osu_latency", "-S", "calls=20", "-r"]
+    proc = subprocess.run(cmd, cwd=REPO, env=env, capture_output=True, text=True, timeout=600)
+    assert proc.returncode == 0, proc.stdout[-3000:]
+    cases = {c["name"].split()[0]: c for run in json.loads((out / "report.json").read_text())["runs"]
+             for c in run["testcases"]}
+    assert cases["HaloCheck"]["result"] == "pass"
+    assert cases["HaloCheck"]["executable"] == str(view / "jb-halo")
+    # OSU is looked for in the same view, and the skip names it
+    assert cases["OsuCheck"]["result"] == "skip"
+    assert f"no osu_latency under {tmp_path / 'views' / 'openmpi'}" in proc.stdout
+
+
+SPACK = Path(os.environ["SPACK_ROOT"]) / "bin" / "spack" if os.environ.get("SPACK_ROOT") else None
+
+
+@pytest.mark.skipif(SPACK is None, reason="Spack is not available (SPACK_ROOT is not set): it is on no "
+                                          "package registry, so CI cannot install it; see the README's Spack recipe")
+def test_spack_concretizes_installs_and_the_view_runs(tmp_path):
+    """On a copy: concretize writes spack.lock and .spack-env/ beside spack.yaml."""
+    copy = tmp_path / "checkout"
+    copy.mkdir()
+    shutil.copy(REPO / "spack.yaml", copy / "spack.yaml")
+    for path in ("spack-repo", "src", "systems/local", "systems/vcluster", "systems/site-template"):
+        shutil.copytree(REPO / path, copy / path, ignore=shutil.ignore_patterns("build-*"))
+    (copy / ".deps").symlink_to(REPO / ".deps")  # the PyPI MPIs the local externals name
+    env = dict(os.environ, JB_SPACK_SYSTEM="local")
+    spack = [str(SPACK), "-e", str(copy)]
+    concretize = subprocess.run([*spack, "concretize"], env=env, capture_output=True, text=True, timeout=1200)
+    assert concretize.returncode == 0, concretize.stderr[-3000:]
+    install = subprocess.run([*spack, "install", "jitterbench ^openmpi"], env=env, capture_output=True, text=True,
+                             timeout=1200)
+    assert install.returncode == 0, install.stderr[-3000:]
+    halo = copy / ".spack-env" / "views" / "openmpi" / "bin" / "jb-halo"
+    cmd, run_env = mpis.OPENMPI.launch(2, [str(halo), "--calls", "10", "--validate"])
+    run = subprocess.run(cmd, env=run_env, capture_output=True, text=True, timeout=120)
+    assert run.returncode == 0 and "every payload arrived intact" in run.stdout, run.stderr
