@@ -55,4 +55,4 @@ SYSTEM = {
 # sizes, the distances a ring of 6 has
 ONLY = ["-n", "ContentionCheck"]
 NODE_COUNTS = "0"
-QUICK = ["-S", "calls=30", "-P", "ContentionCheck.msg_size=8,65536", "-P", "ContentionCheck.distance=1,2,3"]
+QUICK = {"options": ["-S", "calls=30"], "select": "msg_size in (8, 65536) and distance in (1, 2, 3)"}
