@@ -2,6 +2,11 @@
 # Set-up shared by the README's two commands: installs what is missing
 # (MPI libraries, CMake, Python venv), builds every benchmark once per MPI.
 # Idempotent: a second run only rebuilds what changed.
+#
+#   ci/setup.sh                 all of it
+#   ci/setup.sh --no-build      all but the builds: the GitLab pipeline builds in a stage of its own
+#   ci/setup.sh --python-only   the Python environment only (ReFrame, jitterbench): a site's
+#                               runner, whose MPIs and compilers come from its modules
 set -euo pipefail
 cd "$(dirname "$0")/.."
 REPO=$PWD
@@ -9,12 +14,21 @@ REPO=$PWD
 say() { printf '[setup] %s\n' "$*"; }
 die() { printf 'setup: error: %s\n' "$*" >&2; exit 1; }
 
+case "${1:-}" in
+    "") what=all ;;
+    --no-build) what=no-build ;;
+    --python-only) what=python ;;
+    *) die "unknown option '$1' (expected --no-build or --python-only)" ;;
+esac
+
 # --- system packages (Debian) ------------------------------------------------
 need_pkgs=()
-command -v mpicc.openmpi >/dev/null || need_pkgs+=(openmpi-bin libopenmpi-dev)
-command -v cmake >/dev/null || need_pkgs+=(cmake)
-command -v make >/dev/null || need_pkgs+=(make)
-command -v cc >/dev/null || need_pkgs+=(gcc)
+if [ $what != python ]; then
+    command -v mpicc.openmpi >/dev/null || need_pkgs+=(openmpi-bin libopenmpi-dev)
+    command -v cmake >/dev/null || need_pkgs+=(cmake)
+    command -v make >/dev/null || need_pkgs+=(make)
+    command -v cc >/dev/null || need_pkgs+=(gcc)
+fi
 python3 -c 'import venv, ensurepip' 2>/dev/null || need_pkgs+=(python3-venv)
 if [ ${#need_pkgs[@]} -gt 0 ]; then
     command -v apt-get >/dev/null || die "missing ${need_pkgs[*]} and no apt-get to install them"
@@ -36,6 +50,7 @@ if [ "$(cat "$stamp" 2>/dev/null)" != "$want" ]; then
     echo "$want" > "$stamp"
 fi
 export PATH=$VENV/bin:$PATH
+[ $what != python ] || exit 0
 
 # --- MPICH and Intel MPI from PyPI, each in a venv of its own.  MPICH 5 (not
 # Debian's 4.0.2, which hangs in MPI_Finalize across nodes; jitterbench/mpi.py);
@@ -51,6 +66,7 @@ pypi_mpi() { # folder, version, packages...
 }
 pypi_mpi "$REPO/.deps/mpich" 5.0.2 "mpich==5.0.2"
 pypi_mpi "$REPO/.deps/impi" 2021.18.1 "impi-rt==2021.18.1" "impi-devel==2021.18.1"
+[ $what != no-build ] || exit 0
 
 # --- build every benchmark once per MPI ------------------------------------
 mpis=$(python -m jitterbench.mpi)

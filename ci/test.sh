@@ -5,6 +5,20 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 bash ci/setup.sh
 export PATH=$PWD/.venv/bin:$PATH
+
+# gitlab-ci-local runs the GitLab pipeline's jobs here (tests/test_pipeline.py).  4.73.0 is
+# the last release that runs on Node.js 20: 4.74 calls Set.prototype.union (Node.js 22).
+GITLAB_CI_LOCAL=4.73.0
+if [ "$(cat .deps/gitlab-ci-local/.installed 2>/dev/null)" != $GITLAB_CI_LOCAL ]; then
+    if ! command -v npm >/dev/null; then
+        apt-get update -qq >/dev/null
+        DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends nodejs npm >/dev/null
+    fi
+    echo "[test] installing gitlab-ci-local $GITLAB_CI_LOCAL from npm into .deps/gitlab-ci-local"
+    npm install --prefix .deps/gitlab-ci-local --no-save --no-audit --no-fund --loglevel=error \
+        "gitlab-ci-local@$GITLAB_CI_LOCAL" >/dev/null
+    echo $GITLAB_CI_LOCAL > .deps/gitlab-ci-local/.installed
+fi
 for dir in build/*/; do
     ctest --test-dir "$dir" --output-on-failure
 done

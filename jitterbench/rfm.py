@@ -43,7 +43,8 @@ _skip_the_env_vars_alias_warning()
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 SOURCES = os.path.join(REPO, "src")
-REFERENCE_DIR = os.environ.get("JB_REFERENCE_DIR", os.path.join(REPO, "reference_data"))
+# empty counts as unset: CI variables are often declared empty
+REFERENCE_DIR = os.environ.get("JB_REFERENCE_DIR") or os.path.join(REPO, "reference_data")
 
 
 def install_prefix(variable):
@@ -87,25 +88,31 @@ class EnvironmentMpirun(JobLauncher):
 class JitterbenchBuild(rfm.CompileOnlyRegressionTest):
     """Builds src/ with CMake once per programming environment, or takes the
     binaries of an installed prefix (install_prefix: JB_PREFIX, or the Spack
-    view of JB_SPACK_VIEWS)."""
+    view of JB_SPACK_VIEWS).  With install_root, the build is also installed
+    there, in <install_root>/<environ> (the GitLab pipeline's build stage)."""
 
     build_system = "CustomBuild"
     build_locally = True
     sourcesdir = None
     prefix_template = variable(str, value=install_prefix("JB_PREFIX"))
+    install_root = variable(str, value="")
 
     @run_before("compile")
     def cmake_or_prefix(self):
         if self.prefix_template:
             self.bindir = os.path.join(self.prefix_template.format(environ=self.current_environ.name), "bin")
             self.build_system.commands = [f"test -x {self.bindir}/jb-halo"]
-        else:
-            self.bindir = os.path.join(self.stagedir, "build")
-            cc = self.current_environ.cc
-            self.build_system.commands = [
-                f'cmake -S {SOURCES} -B build -DMPI_C_COMPILER="$(command -v {cc})" -DBUILD_TESTING=OFF',
-                "cmake --build build -j 2",
-            ]
+            return
+        self.bindir = os.path.join(self.stagedir, "build")
+        cc = self.current_environ.cc
+        self.build_system.commands = [
+            f'cmake -S {SOURCES} -B build -DMPI_C_COMPILER="$(command -v {cc})" -DBUILD_TESTING=OFF',
+            "cmake --build build -j 2",
+        ]
+        if self.install_root:
+            prefix = os.path.join(self.install_root, self.current_environ.name)
+            self.build_system.commands.append(f"cmake --install build --prefix {prefix}")
+            self.bindir = os.path.join(prefix, "bin")
 
     @sanity_function
     def built(self):

@@ -1,0 +1,75 @@
+#!/usr/bin/env bash
+# The jobs of the GitLab acceptance pipeline (ci/gitlab-ci.yml), run in the project folder:
+#
+#   ci/pipeline.sh build        the Spack environment where the runner has Spack, else every
+#                               benchmark built with CMake and installed in install/<environ>
+#   ci/pipeline.sh acceptance   reframe --mode $JB_MODE on $JB_SYSTEM; evidence in output/$JB_SYSTEM
+#   ci/pipeline.sh report       the summary of every system's run: output/summary.txt
+#
+# The variables are those of ci/gitlab-ci.yml.  Each job ends non-zero when its step failed,
+# so a failed check turns its acceptance job red.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+export PATH=$PWD/.venv/bin:$PATH
+
+die() { echo "pipeline: error: $*" >&2; exit 2; }
+need_system() { [ -n "${JB_SYSTEM:-}" ] || die "JB_SYSTEM is not set: the job must name its ReFrame system"; }
+
+build() {
+    need_system
+    # the build stage decides where binaries come from; nothing set before it may point elsewhere
+    unset JB_PREFIX JB_SPACK_VIEWS
+    if command -v spack >/dev/null; then
+        export JB_SPACK_SYSTEM=${JB_SPACK_SYSTEM:-$JB_SYSTEM}
+        # a site's fork may commit spack.lock; then the build is exactly that one
+        [ -f spack.lock ] || spack -e . concretize
+        spack -e . install
+    else
+        JB_OUTPUT=$PWD/output/$JB_SYSTEM/build reframe -C systems/config.py --system "$JB_SYSTEM" \
+            -c reframe_checks/install.py -S install_root="$PWD/install" \
+            --report-junit="$PWD/output/$JB_SYSTEM/build/junit.xml" -r
+    fi
+}
+
+acceptance() {
+    need_system
+    case "${JB_MODE:-}" in
+        quick|acceptance) ;;
+        *) die "JB_MODE is '${JB_MODE:-}': expected quick or acceptance" ;;
+    esac
+    # the binaries of the build stage: its install/ folder, or the Spack environment's views
+    if [ -d install ]; then
+        export JB_PREFIX=$PWD/install/{environ}
+    elif [ -f spack.lock ] && command -v spack >/dev/null; then
+        spack -e . install  # installs nothing the build stage did not; writes the views here
+        export JB_SPACK_VIEWS=$PWD/.spack-env/views
+    fi
+    local opts=(--system "$JB_SYSTEM${JB_PARTITION:+:$JB_PARTITION}" --mode "$JB_MODE")
+    [ -z "${JB_ACCOUNT:-}" ] || opts+=(-J "account=$JB_ACCOUNT")
+    for module in ${JB_MODULES:-}; do opts+=(-m "$module"); done
+    # JB_RFM_OPTIONS is split into words on purpose: several options in one variable
+    # shellcheck disable=SC2086
+    JB_OUTPUT=$PWD/output/$JB_SYSTEM reframe -C systems/config.py "${opts[@]}" ${JB_RFM_OPTIONS:-} -r
+}
+
+report() {
+    local reports=(output/*/report.json) summary=output/summary.txt
+    mkdir -p output
+    {
+        echo "# jitterbench acceptance: pipeline ${CI_PIPELINE_ID:-?} of commit ${CI_COMMIT_SHORT_SHA:-?}"
+        echo "# MAX and AVG are per call, in us (MAX = mean over calls of the max over tasks)"
+        for report in "${reports[@]}"; do
+            [ -f "$report" ] || { echo "no system left a run report"; break; }
+            echo
+            echo "== $(basename "$(dirname "$report")")"
+            jitterbench table "$report"
+        done
+    } > "$summary.tmp"
+    mv "$summary.tmp" "$summary"
+    cat "$summary"
+}
+
+case "${1:-}" in
+    build|acceptance|report) "$1" ;;
+    *) die "usage: ci/pipeline.sh build|acceptance|report" ;;
+esac
