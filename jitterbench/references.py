@@ -16,6 +16,22 @@ ReFrame's external-reference format:
           ...
             max: [median, lower, upper, us]
 
+A file made from a paper (source: paper) also holds, in a top-level list
+`stated`, every number the paper's text states, with where it states it:
+
+    stated:
+      - id: alltoall-throughput-p2          # unique in the file
+        quantity: all-to-all throughput per processor, 1 MB messages, 2 processors
+        value: 40.991                       # a number, or null where the text gives none
+        unit: MB/s                          # null only with a null value
+        where: 003_1fe4774c09b49939.txt, section 3, Table 1
+        metric: alltoall_throughput         # optional: the measured counterpart (METRICS)
+        at: {tasks: 2, msg_size: 1048576}   # optional: where that counterpart is taken
+        note: ...                           # required with a null value; any caveat
+        read_off_figure: true               # only for a value read off a figure
+
+ReFrame ignores it (it reads only the entries named after checks).
+
 This module checks a file before ReFrame reads it, so that a malformed one
 is one clear line naming the entry, and builds files from ReFrame runs.
 """
@@ -32,6 +48,18 @@ import yaml
 from .files import read_text
 
 PROVENANCE_KEYS = ("system", "source", "date", "method")
+
+# The measured counterparts a `stated` entry may name: the report code computes each.
+METRICS = (
+    "alltoall_throughput",       # at: tasks, msg_size; MB/s as paper 003's Table 1 defines it
+    "exchange_mean_us",          # at: msg_size; one pairwise MPI_Sendrecv exchange of an all-to-all
+    "exchange_sd_us",            # at: msg_size; its standard deviation
+    "pingpong_peak_speed",       # MB/s, the saturation speed of multi-ping-pong
+    "small_message_latency_us",  # one-way latency of a small message
+    "contention_max_slowdown",   # the largest slow-down under contention
+    "halo_off_node_per_node",    # at: placement, tasks_per_node; off-node send/recvs per node per halo call
+)
+STATED_KEYS = ("id", "quantity", "value", "unit", "where", "metric", "at", "note", "read_off_figure")
 
 
 class ReferenceFileError(ValueError):
@@ -56,10 +84,71 @@ def load(path) -> dict:
     for check, entry in doc.items():
         if check == "provenance":
             continue
+        if check == "stated":
+            _check_stated(path, entry)
+            continue
         if not isinstance(entry, dict) or not isinstance(entry.get("$index"), list):
             raise ReferenceFileError(f"{path}: {check}: expected a mapping with an '$index' list")
         _check_level(path, [check], {k: v for k, v in entry.items() if k != "$index"}, len(entry["$index"]))
     return doc
+
+
+def stated(doc) -> list:
+    """The numbers a paper states (a loaded document's `stated` list; empty if none)."""
+    return doc.get("stated", [])
+
+
+def _check_stated(path, items):
+    if not isinstance(items, list):
+        raise ReferenceFileError(f"{path}: stated: expected a list of entries")
+    ids = set()
+    for i, item in enumerate(items):
+        problem = _stated_problem(item, ids)
+        if problem:
+            name = f"stated > {item['id']}" if isinstance(item, dict) and item.get("id") else f"stated[{i}]"
+            raise ReferenceFileError(f"{path}: {name}: {problem}")
+        ids.add(item["id"])
+
+
+def _stated_problem(item, ids):
+    """What is wrong with one `stated` entry, or None."""
+    if not isinstance(item, dict):
+        return "expected a mapping"
+    unknown = sorted(map(str, set(item) - set(STATED_KEYS)))
+    if unknown:
+        return f"unknown key(s) {', '.join(unknown)}"
+    missing = [k for k in ("id", "quantity", "value", "unit", "where") if k not in item]
+    if missing:
+        return f"lacks {', '.join(missing)}"
+    for key in ("id", "quantity", "where"):
+        if not isinstance(item[key], str) or not item[key].strip():
+            return f"{key} must be a non-empty string"
+    if item["id"] in ids:
+        return "id is not unique in the file"
+    value, unit, note = item["value"], item["unit"], item.get("note")
+    if value is not None and not _is_number(value):
+        return f"value must be a number or null, got {value!r}"
+    if unit is None and value is not None:
+        return "unit may be null only with a null value"
+    if unit is not None and not isinstance(unit, str):
+        return f"unit must be a string or null, got {unit!r}"
+    if note is not None and not isinstance(note, str):
+        return f"note must be a string, got {note!r}"
+    if value is None and not (note or "").strip():
+        return "a null value needs a note saying why"
+    if "metric" in item and item["metric"] not in METRICS:
+        return f"metric must be one of {', '.join(METRICS)}, got {item['metric']!r}"
+    if "at" in item and not isinstance(item["at"], dict):
+        return f"at must be a mapping, got {item['at']!r}"
+    if "at" in item and "metric" not in item:
+        return "at says where a metric is taken: it needs a metric"
+    if "read_off_figure" in item and not isinstance(item["read_off_figure"], bool):
+        return f"read_off_figure must be true or false, got {item['read_off_figure']!r}"
+    return None
+
+
+def _is_number(v):
+    return isinstance(v, (int, float)) and not isinstance(v, bool)
 
 
 def _check_level(path, where, node, depth):
@@ -79,9 +168,8 @@ def _check_tuple(path, where, value):
         if len(value) != 3:
             raise ReferenceFileError(f"{path}: {name}: expected ['$xfail', reason, [value, lower, upper, unit]]")
         value = value[2]
-    number = lambda v: isinstance(v, (int, float)) and not isinstance(v, bool)  # noqa: E731
-    ok = (isinstance(value, list) and len(value) in (3, 4) and number(value[0])
-          and all(v is None or number(v) for v in value[1:3]))
+    ok = (isinstance(value, list) and len(value) in (3, 4) and _is_number(value[0])
+          and all(v is None or _is_number(v) for v in value[1:3]))
     if not ok:
         raise ReferenceFileError(f"{path}: {name}: expected [value, lower, upper, unit], got {value!r}")
     ref, lower, upper = value[:3]

@@ -1,6 +1,7 @@
 """ReFrame support shared by systems/ and reframe_checks/: a launcher that runs
-each programming environment's own mpirun, the build fixture, and the base of
-every jitterbench check (eager limit, references per system, perflog fields).
+each programming environment's own mpirun, the launchers and IBM PE of the papers'
+machines, the build fixture, and the base of every jitterbench check (eager
+limit, references per system, perflog fields).
 """
 from __future__ import annotations
 
@@ -16,6 +17,7 @@ from reframe.core.exceptions import ReframeError
 from reframe.core.launchers import JobLauncher
 
 from . import references
+from .mpi import MPI
 
 
 def _skip_the_env_vars_alias_warning():
@@ -83,6 +85,80 @@ class EnvironmentMpirun(JobLauncher):
 
     def command(self, job):
         return ["${JB_MPIRUN:?the programming environment sets no JB_MPIRUN}", "-np", str(job.num_tasks)]
+
+
+# ---- the papers' machines (systems/hpce.py ... xt3.py): IBM PE, and launchers ReFrame 4.10 lacks
+
+# IBM Parallel Environment, the MPI of the papers' IBM machines (hpce, c1a, hpcx, sp2):
+# mpcc_r compiles and links MPI programs (PE Hitchhiker's Guide, "What happens when I
+# compile my applications?"), poe launches, and MP_EAGER_LIMIT, the variable papers 000
+# and 002 set, is PE's one protocol threshold for all MPI messages (MPI Programming and
+# Subroutine Reference, appendix J), so it serves every transport.
+IBM_PE = MPI(name="ibm-pe", mpicc="mpcc_r", mpirun="poe",
+             eager_vars={"shm": "MP_EAGER_LIMIT", "switch": "MP_EAGER_LIMIT"})
+
+
+@register_launcher("poe")
+class PoeLauncher(JobLauncher):
+    """IBM Parallel Environment's poe.  The job's shape goes in as POE's own variables
+    for this one command, `MP_PROCS=N MP_NODES=M MP_TASKS_PER_NODE=K poe prog`: each is
+    the variable a poe flag (-procs, -nodes, -tasks_per_node) overrides (poe man page,
+    POE 3.1; Slurm's launch/poe plugin sets the same three), and unlike the flags they
+    need not follow the program's name (HDF5's config/ibm-aix runs its tests with
+    "MP_PROCS=3 MP_TASKS_PER_NODE=3 poe").  POE passes the job's environment on to
+    the tasks (GASNet's gasnetrun_mpi.pl), MP_EAGER_LIMIT with it."""
+
+    def command(self, job):
+        shape = [f"MP_PROCS={job.num_tasks}"]
+        if job.num_tasks_per_node:
+            shape += [f"MP_NODES={job.num_tasks // job.num_tasks_per_node}",
+                      f"MP_TASKS_PER_NODE={job.num_tasks_per_node}"]
+        return [*shape, "poe"]
+
+
+@register_launcher("bgp-mpirun")
+class BlueGenePMpirun(JobLauncher):
+    """Blue Gene/P's mpirun: -np ranks, -mode SMP, DUAL or VN for 1, 2 or 4 ranks per
+    node (`mpirun -h` of ANL's Surveyor, in GASNet's mpi-conduit/contrib/mpirun_h), and
+    -env_all to export the job's environment, DCMF_EAGER with it: BG/P's mpirun passes
+    a variable only when told (-env, -exp_env, -env_all: the "BG/P mpirun" column of
+    jedbrown/bgq-driver's hlcs/src/runjob/docs/html/Documentation.h; GASNet's
+    gasnetrun_mpi.pl)."""
+
+    MODES = {1: "SMP", 2: "DUAL", 4: "VN"}
+
+    def command(self, job):
+        per_node = job.num_tasks_per_node or 1
+        if per_node not in self.MODES:
+            raise ReframeError(f"Blue Gene/P runs 1, 2 or 4 tasks per node, not {per_node}")
+        return ["mpirun", "-np", str(job.num_tasks), "-mode", self.MODES[per_node], "-env_all"]
+
+
+@register_launcher("yod")
+class YodLauncher(JobLauncher):
+    """Catamount's yod on the Cray XT3: `yod -np N`, with -VN (virtual node mode) to run
+    a task on each of a node's two cores (GASNet's cross-configure-crayxt3; "yod -VN -np"
+    in CLM's Cray XT test scripts).  Catamount passes the environment on to the tasks
+    (GASNet's gasnetrun_mpi.pl)."""
+
+    def command(self, job):
+        virtual_nodes = ["-VN"] if (job.num_tasks_per_node or 1) > 1 else []
+        return ["yod", *virtual_nodes, "-np", str(job.num_tasks)]
+
+
+def paper_system(name, descr, environs, partition):
+    """A machine of the papers (../shared/papers): selected only by --system NAME, its
+    hostnames never match; one partition running environs, one job at a time.  A
+    partition with extras["topology"] gets the `topology` feature (ContentionCheck)."""
+    topology = ["topology"] if "topology" in partition.get("extras", {}) else []
+    return {
+        "name": name,
+        "descr": descr,
+        "hostnames": ["^never-selected-by-hostname$"],
+        "modules_system": "nomod",
+        "partitions": [{"environs": [e["name"] for e in environs], "features": ["mpi", *topology], "max_jobs": 1,
+                        **partition}],
+    }
 
 
 class JitterbenchBuild(rfm.CompileOnlyRegressionTest):
@@ -179,8 +255,9 @@ class JitterbenchCheck(MpiCheck):
 
     eager_limit 'default' leaves the MPI alone; a number of bytes is set
     through the variable the environment declares (extras 'eager_vars') for
-    each transport the job uses: shared memory, and TCP when it spans nodes
-    (partition extras 'transports').  eager_var logs the names set.
+    each transport the job uses: shared memory, and the partition's network
+    (extras 'transports': tcp, a switch, a torus) when it spans nodes.
+    eager_var logs the names set.
     """
 
     tags = {"jitterbench", "quick", "acceptance"}
@@ -206,9 +283,12 @@ class JitterbenchCheck(MpiCheck):
             self.executable_opts += ["--calls", str(self.calls)]
 
     def transports(self):
-        """The transports this job's messages use."""
-        declared = self.current_partition.extras.get("transports", ["shm"])
-        return [t for t in declared if t == "shm" or self.nodes > 1]
+        """The transports this job's messages use: shared memory always, each of the
+        partition's others (tcp, a switch, a torus) when the job spans nodes (nodes 0:
+        all of the partition's, as ContentionCheck runs)."""
+        extras = self.current_partition.extras
+        spans_nodes = (self.nodes or extras.get("max_nodes", 1)) > 1
+        return [t for t in extras.get("transports", ["shm"]) if t == "shm" or spans_nodes]
 
     @run_after("setup")
     def set_eager_limit(self):
@@ -225,6 +305,8 @@ class JitterbenchCheck(MpiCheck):
 
     @run_before("performance")
     def record_mpi_library_and_nodes(self):
+        if self.is_dry_run():  # --dry-run writes the job script and runs nothing: no output to read
+            return
         stdout = os.path.join(self.stagedir, self.stdout.evaluate())
         self.mpi_library = sn.evaluate(sn.extractsingle(r"^# mpi_library: (.*)$", stdout, 1)).strip()
         self.node_list = sn.evaluate(sn.extractsingle(r"^# node_list: (.*)$", stdout, 1)).strip()

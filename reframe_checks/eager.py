@@ -11,8 +11,11 @@ from reframe.core.builtins import parameter, run_after, sanity_function, variabl
 
 from jitterbench.rfm import JitterbenchCheck
 
-# the pair whose limit the partition's transport sets
-PAIR_OF_TRANSPORT = {"shm": "on-node", "tcp": "off-node"}
+
+def pair_of(transport):
+    """The jb-eager pair whose limit a transport sets: shared memory within a node,
+    every other transport (tcp, a switch, a torus) between nodes."""
+    return "on-node" if transport == "shm" else "off-node"
 
 
 @rfm.simple_test
@@ -29,7 +32,7 @@ class EagerCheck(JitterbenchCheck):
         self.executable_opts = ["--json", "eager.json"]
         self.keep_files = ["eager.json"]
         # one task per node when the job spans nodes, so that the probe finds an off-node pair
-        self.pairs = {t: PAIR_OF_TRANSPORT[t] for t in self.transports()}
+        self.pairs = {t: pair_of(t) for t in self.transports()}
         self.perf_variables = {f"eager_limit_{t}": sn.make_performance_function(self.probed(pair), "B")
                                for t, pair in self.pairs.items()}
 

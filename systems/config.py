@@ -19,7 +19,7 @@ import jitterbench.rfm  # noqa: E402,F401  registers the jb-mpirun, poe, bgp-mpi
 
 # the first whose hostnames match is used; local matches any.  The papers' machines
 # (hpce ... xt3) match no host: --system names them.
-SYSTEM_MODULES = ["vcluster", "torus", "local"]  # the first whose hostnames match is used; local matches any
+SYSTEM_MODULES = ["vcluster", "torus", "hpce", "c1a", "hpcx", "sp2", "bgp", "xt3", "local"]
 OUTPUT = os.environ.get("JB_OUTPUT", os.path.join(REPO, "output"))
 os.makedirs(OUTPUT, exist_ok=True)
 

@@ -46,6 +46,49 @@ def test_malformed_files_name_the_problem(tmp_path, doc, message):
     assert message in text and "\n" not in text and "local.yaml" in text
 
 
+PAPER = {"system": "sp2", "source": "paper", "measured_by": "test", "date": "not stated", "method": "by hand"}
+STATED = {"id": "throughput-p2", "quantity": "all-to-all throughput, 2 processors", "value": 40.991, "unit": "MB/s",
+          "where": "003_1fe4774c09b49939.txt, section 3, Table 1"}
+
+
+def with_stated(*entries):
+    return {"provenance": PAPER, "stated": list(entries)}
+
+
+def test_stated_numbers_load_beside_check_entries(tmp_path):
+    figure = {**STATED, "id": "figure", "value": None, "unit": None, "note": "in the figure only"}
+    counterpart = {**STATED, "metric": "alltoall_throughput", "at": {"tasks": 2, "msg_size": 1048576}}
+    doc = {**with_stated(counterpart, figure, {**STATED, "id": "read", "read_off_figure": True}),
+           "HaloCheck": halo_entry([10.0, None, None, "us"])}
+    loaded = references.load(write(tmp_path, doc, "sp2.yaml"))
+    assert [e["id"] for e in references.stated(loaded)] == ["throughput-p2", "figure", "read"]
+    assert references.stated(references.load(write(tmp_path, {"provenance": PROVENANCE}))) == []
+
+
+@pytest.mark.parametrize("doc,message", [
+    ({"provenance": PAPER, "stated": {"a": 1}}, "stated: expected a list of entries"),
+    (with_stated([1, 2]), "stated[0]: expected a mapping"),
+    (with_stated({k: v for k, v in STATED.items() if k != "where"}), "stated > throughput-p2: lacks where"),
+    (with_stated({k: v for k, v in STATED.items() if k != "id"}), "stated[0]: lacks id"),
+    (with_stated(STATED, STATED), "stated > throughput-p2: id is not unique in the file"),
+    (with_stated({**STATED, "quantity": " "}), "stated > throughput-p2: quantity must be a non-empty string"),
+    (with_stated({**STATED, "value": "40.991"}), "value must be a number or null, got '40.991'"),
+    (with_stated({**STATED, "value": True}), "value must be a number or null, got True"),
+    (with_stated({**STATED, "unit": None}), "unit may be null only with a null value"),
+    (with_stated({**STATED, "value": None, "unit": None}), "a null value needs a note saying why"),
+    (with_stated({**STATED, "metric": "throughput"}), "metric must be one of alltoall_throughput, "),
+    (with_stated({**STATED, "metric": "alltoall_throughput", "at": [2, 1048576]}), "at must be a mapping"),
+    (with_stated({**STATED, "at": {"tasks": 2}}), "at says where a metric is taken: it needs a metric"),
+    (with_stated({**STATED, "read_off_figure": "yes"}), "read_off_figure must be true or false, got 'yes'"),
+    (with_stated({**STATED, "metrics": "alltoall_throughput"}), "stated > throughput-p2: unknown key(s) metrics"),
+])
+def test_malformed_stated_entries_name_the_entry(tmp_path, doc, message):
+    with pytest.raises(references.ReferenceFileError) as err:
+        references.load(write(tmp_path, doc, "sp2.yaml"))
+    text = str(err.value)
+    assert message in text and "\n" not in text and text.startswith(str(tmp_path / "sp2.yaml"))
+
+
 def report(tmp_path, name, values, system="local"):
     """A ReFrame run report with one HaloCheck variant per (pattern, max) value."""
     cases = [{

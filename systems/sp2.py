@@ -1,0 +1,32 @@
+"""`sp2`: the IBM SP2 of Tabe, Hardwick and Stout, "Statistical Analysis of
+Communication Time on the IBM SP2" (../shared/papers/003_1fe4774c09b49939.txt):
+32 Thin Node 66 POWER2 nodes, one processor each, on the High-Performance Switch.
+
+Select it with --system sp2.  With one processor per node every message crosses the
+switch, so the partition has no shared-memory transport and runs one task per node
+(any check: -P tasks_per_node=1).  Its modes run Table 1's all-to-all, whose values
+reference_data/sp2.yaml gives ReFrame beside every number the paper states.  The
+paper used IBM's MPL, not MPI (section 2.3); the checks run IBM Parallel
+Environment's MPI (jitterbench/rfm.py's IBM_PE), whose eager limit is MP_EAGER_LIMIT.
+"""
+from jitterbench.rfm import IBM_PE, environment, paper_system
+
+ENVIRONMENTS = [environment(IBM_PE, "sp2")]
+
+SYSTEM = paper_system("sp2", "IBM SP2 with the High-Performance Switch (paper 003, section 2)", ENVIRONMENTS, {
+    "name": "hps",
+    "descr": "32 Thin Node 66 POWER2 nodes of 256 MB, one processor each, on the HPS (paper 003, section 2.1)",
+    # IBM PE's batch system, LoadLeveler (poe -llfile, POE man page), has no ReFrame 4.10 scheduler
+    "scheduler": "local",
+    "launcher": "poe",
+    "extras": {"max_nodes": 32, "max_tasks_per_node": 1, "transports": ["switch"]},
+})
+
+# Its modes reproduce Table 1: the pairwise all-to-all of 1 MB messages on 2 to 32
+# processors, one task per node.  -P adds both values: the checks' own tasks per node
+# start at 2, and AlltoallCheck's sizes end at 64 KiB.  Quick: the MPI's own eager
+# limit, block distribution.
+ONLY = ["-n", "AlltoallCheck", "-P", "tasks_per_node=1", "-P", "msg_size=1048576"]
+NODE_COUNTS = "2,4,8,16,32"
+QUICK = {"options": ["-S", "calls=100"],
+         "select": "method == 'pairwise' and eager_limit == 'default' and distribution == 'block'"}
