@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The main job: set up, run the quick acceptance suite on this machine with
 # ReFrame for every MPI found, then print one table: check, parameters, MAX,
-# AVG, reference, pass/fail.  Everything the run leaves is in output/.
+# AVG, reference, pass/fail, and write the HTML report (output/report/index.html).
+# Everything the run leaves is in output/.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 bash ci/setup.sh || exit 1
@@ -14,6 +15,8 @@ status=$?
 echo
 echo "== The quick suite on $(hostname): MAX and AVG are per call, in us (MAX = mean over calls of the max over tasks)"
 jitterbench table "$JB_OUTPUT/report.json" || status=1
+jitterbench report "$JB_OUTPUT/report.json" -o "$JB_OUTPUT/report" >/dev/null || status=1
 echo
-echo "Perflogs: $JB_OUTPUT/perflogs   JUnit: $JB_OUTPUT/junit.xml   Report: $JB_OUTPUT/report.json"
+echo "Perflogs: $JB_OUTPUT/perflogs   JUnit: $JB_OUTPUT/junit.xml   Run report: $JB_OUTPUT/report.json"
+echo "The HTML report, figures and tables of this run: $JB_OUTPUT/report/index.html"
 exit $status

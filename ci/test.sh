@@ -10,7 +10,7 @@ export PATH=$PWD/.venv/bin:$PATH
 # the last release that runs on Node.js 20: 4.74 calls Set.prototype.union (Node.js 22).
 GITLAB_CI_LOCAL=4.73.0
 if [ "$(cat .deps/gitlab-ci-local/.installed 2>/dev/null)" != $GITLAB_CI_LOCAL ]; then
-    if ! command -v npm >/dev/null; then
+    if ! command -v npm >/dev/null && [ "$(id -u)" = 0 ]; then
         apt-get update -qq >/dev/null
         DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends nodejs npm >/dev/null
     fi
@@ -18,6 +18,12 @@ if [ "$(cat .deps/gitlab-ci-local/.installed 2>/dev/null)" != $GITLAB_CI_LOCAL ]
     npm install --prefix .deps/gitlab-ci-local --no-save --no-audit --no-fund --loglevel=error \
         "gitlab-ci-local@$GITLAB_CI_LOCAL" >/dev/null
     echo $GITLAB_CI_LOCAL > .deps/gitlab-ci-local/.installed
+fi
+# Debian's chromium renders the HTML report in tests/test_report.py
+if ! command -v chromium >/dev/null && [ "$(id -u)" = 0 ]; then
+    echo "[test] installing chromium from Debian"
+    apt-get update -qq >/dev/null
+    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends chromium >/dev/null
 fi
 for dir in build/*/; do
     ctest --test-dir "$dir" --output-on-failure

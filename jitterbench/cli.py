@@ -8,7 +8,7 @@ import sys
 import getpass
 import os
 
-from . import __version__, references, results, simulate
+from . import __version__, references, results, runs, simulate
 
 
 def write_atomically(path, text):
@@ -81,6 +81,24 @@ def table(report_paths) -> str:
     lines = ["  ".join(h.ljust(w) for h, w in zip(header, widths))]
     lines += ["  ".join(c.ljust(w) for c, w in zip(r, widths)) for r in rows]
     return "\n".join(lines)
+
+
+def write_report(args):
+    from . import report  # matplotlib and Jinja2: only for the commands that draw
+    col = runs.collect(args.inputs)
+    labels = col.labels()
+    if not col.cases and not col.documents:
+        raise runs.RunsError(f"no test case and no benchmark document in {', '.join(args.inputs)}")
+    baseline = None
+    if args.command == "compare":
+        measured = [lab for lab in labels if any(c.label == lab and c.kind == "measured" for c in col.cases)]
+        baseline = args.baseline or (measured or labels)[0]
+        if baseline not in labels:
+            raise runs.RunsError(f"no label '{baseline}' among {', '.join(labels)}")
+    folder = args.output or (os.path.join(args.inputs[0], "report") if len(args.inputs) == 1 and os.path.isdir(
+        args.inputs[0]) else "report")
+    title = args.title or (f"jitterbench: {' vs '.join(labels)}" if baseline else f"jitterbench report: {', '.join(labels)}")
+    return report.write(col, folder, title, baseline)
 
 
 def _ints(text):
@@ -202,6 +220,18 @@ def main(argv=None) -> int:
                    help="the tightest bound either side, as a fraction of the value (default 0.5)")
     p.add_argument("--spread-factor", type=float, default=2.0,
                    help="bounds admit this many times the measured spread (default 2)")
+    for name, what in (("report", "one HTML report (figures as PNG and SVG beside it) of runs"),
+                       ("compare", "compare systems or runs: the report, plus each label's ratio to a baseline")):
+        p = sub.add_parser(name, help=what)
+        p.add_argument("inputs", nargs="+", metavar="[LABEL=]PATH",
+                       help="a run's folder (its report.json, else its perflogs), a ReFrame report or perflog, a "
+                            "benchmark's JSON document, or a reference file (.yaml: measured, or a paper's); "
+                            "LABEL= names what it holds (default: its system)")
+        p.add_argument("-o", "--output", help="the report's folder (default: <the one folder given>/report, "
+                                              "else ./report)")
+        p.add_argument("--title", help="the page's title")
+        if name == "compare":
+            p.add_argument("--baseline", help="the label the others are set against (default: the first measured)")
     sim = sub.add_parser("simulate", help="predict all-to-all and halo times at scales not measured")
     simsub = sim.add_subparsers(dest="what", required=True)
     p = simsub.add_parser("alltoall", help="resample pairwise exchange times into all-to-alls (Tabe et al.)")
@@ -233,12 +263,14 @@ def main(argv=None) -> int:
             out = simulate_alltoall(args) if args.what == "alltoall" else simulate_halo(args)
             if args.json:
                 write_atomically(args.json, json.dumps(out, indent=1) + "\n")
+        elif args.command in ("report", "compare"):
+            print(f"wrote {write_report(args)}")
         elif args.command == "reference":
             doc = references.build(args.reports, args.system, args.measured_by, args.min_slack, args.spread_factor)
             write_atomically(args.output, references.dump(doc))
             references.load(args.output)
             print(f"wrote {args.output}: {sum(1 for k in doc if k != 'provenance')} check(s) for system {args.system}")
-    except (references.ReferenceFileError, simulate.SimulationInputError) as e:
+    except (references.ReferenceFileError, simulate.SimulationInputError, runs.RunsError) as e:
         print(f"jitterbench: error: {e}", file=sys.stderr)
         return 2
     except (results.ResultsError, KeyError, TypeError) as e:

@@ -22,9 +22,12 @@ class HaloCheck(PerCallCheck):
 
     @run_after("setup")
     def options(self):
+        # the per-call MAX, AVG and MIN, and the times of the first, middle and last task, as the
+        # study plots tasks 1, 960 and 1920 (jitterbench report draws them): 6 x calls numbers
+        traced = sorted({0, self.num_tasks // 2, self.num_tasks - 1})
         self.executable_opts = [
             "--placement", self.placement, "--pattern", self.pattern, "--size", str(self.msg_size),
-            "--validate", "--json", "halo.json",
+            "--validate", "--series", "--trace-tasks", ",".join(map(str, traced)), "--json", "halo.json",
         ]
         # the benchmark's own record: statistics, and the environment it really ran with
         self.keep_files = ["halo.json"]

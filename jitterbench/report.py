@@ -1,0 +1,170 @@
+"""`jitterbench report` and `jitterbench compare`: one self-contained HTML file (figures
+embedded), the figures beside it as PNG and SVG, and the tables of their numbers.
+
+report: the runs given, as they are.  compare: the same, plus per performance variable
+of every variant the ratio of each label to a baseline with its interval and test
+(compare.py), and the values the papers state beside their measured counterparts.
+Every string from the inputs reaches the page through Jinja2's autoescaping.
+"""
+from __future__ import annotations
+
+import base64
+import io
+import os
+import shutil
+import statistics
+import tempfile
+from collections import defaultdict
+from datetime import datetime, timezone
+from pathlib import Path
+
+import jinja2
+
+from . import __version__, compare, figures
+from .runs import Collection
+
+ENV = jinja2.Environment(loader=jinja2.PackageLoader("jitterbench", "templates"),
+                         autoescape=True, undefined=jinja2.StrictUndefined)
+
+
+def factors(col: Collection):
+    """What every label ran with (Hoefler and Belli: record every factor): per label and
+    environment, the MPI library, the eager variables set, nodes, placement, versions and
+    the protocol variables the benchmarks saw."""
+    rows = defaultdict(lambda: defaultdict(set))
+    for c in col.cases:
+        if c.kind != "measured":
+            continue
+        row = rows[(c.label, c.system, c.partition, c.environ)]
+        row["MPI library"].add(c.meta.get("mpi_library", ""))
+        row["eager variable set"].add(f"{c.meta.get('eager_var') or '(default)'}={c.params.get('eager_limit', '-')}")
+        row["nodes used"].add(str(c.meta.get("node_list", c.meta.get("job_nodelist", ""))))
+        for p in ("placement", "distribution", "tasks_per_node"):
+            if p in c.params:
+                row[p].add(str(c.params[p]))
+        for d in c.documents:
+            row["jitterbench"].add(d["metadata"].get("benchmark_version", ""))
+            row["protocol variables"].update(f"{k}={v}" for k, v in d["metadata"].get("environment", {}).items())
+    return [{"key": k, "factors": {name: ", ".join(sorted(v for v in values if v)) or "-"
+                                   for name, values in row.items()}} for k, row in rows.items()]
+
+
+def comparisons(col: Collection, baseline: str):
+    """One row per variant and variable that the baseline and at least one other label have.
+    A reference file's value (kind reference or paper) counts for every measured variant
+    whose parameters include those of its index."""
+    samples = defaultdict(lambda: defaultdict(list))
+    units = {}
+
+    def add(key, label, var, p):
+        if p.value is not None:
+            samples[(*key, var)][label].append(p.value)
+            units[var] = p.unit
+
+    measured = {}
+    for c in col.cases:
+        if c.kind == "measured":
+            key = (c.check, c.environ, tuple(sorted(c.params.items())))
+            measured[key] = dict(c.params)
+            for var, p in c.perf.items():
+                add(key, c.label, var, p)
+    for c in col.cases:
+        if c.kind != "measured":
+            for key, params in measured.items():
+                if key[0] == c.check and c.environ in ("*", key[1]) and c.params.items() <= params.items():
+                    for var, p in c.perf.items():
+                        add(key, c.label, var, p)
+    out = []
+    for (check, environ, params, var), by_label in sorted(samples.items(), key=lambda kv: repr(kv[0])):
+        base = by_label.get(baseline)
+        if not base or len(by_label) < 2:
+            continue
+        for label, values in by_label.items():
+            if label != baseline:
+                out.append({"check": check, "environ": environ, "params": " ".join(f"{k}={v}" for k, v in params),
+                            "var": var, "unit": units[var], "label": label,
+                            "result": compare.compare(values, base, units[var])})
+    return out
+
+
+def _median(values):
+    return statistics.median(values) if values else None
+
+
+def counterpart(col: Collection, label: str, metric: str, at: dict):
+    """The measured value of a label that a paper's stated value is set beside (its
+    reference file names the metric), or None where the runs hold none."""
+    cases = [c for c in col.cases if c.label == label and c.kind == "measured"]
+    of = lambda check: [c for c in cases if c.check == check]  # noqa: E731
+    docs = [d for c in cases for d in c.documents]
+    if metric == "alltoall_throughput":
+        return _median([c.value("throughput") for c in of("AlltoallCheck") if c.params.get("method") == "pairwise"
+                        and c.params.get("msg_size") == at.get("msg_size")
+                        and c.params.get("nodes", 1) * c.params.get("tasks_per_node", 1) == at.get("tasks")])
+    if metric in ("exchange_mean_us", "exchange_sd_us"):
+        samples = [s for d in docs if d["benchmark"] == "alltoall" for r in d["results"]
+                   if r.get("size") == at.get("msg_size") for s in r.get("samples_us", [])]
+        if len(samples) < 2:
+            return None
+        return statistics.mean(samples) if metric == "exchange_mean_us" else statistics.stdev(samples)
+    if metric == "pingpong_peak_speed":
+        return max([c.value("speed") for c in of("PingPongCheck") if c.value("speed") is not None], default=None)
+    if metric == "small_message_latency_us":
+        pp = [c for c in of("PingPongCheck") if c.params.get("mode") == "send" and c.params.get("messages") == 1]
+        smallest = min((c.params.get("msg_size") for c in pp), default=None)
+        return _median([c.value("cycle") / 2 for c in pp if c.params.get("msg_size") == smallest])
+    if metric == "contention_max_slowdown":
+        return max([c.value("slowdown") for c in of("ContentionCheck") if c.value("slowdown") is not None],
+                   default=None)
+    if metric == "halo_off_node_per_node":
+        return _median([r["off_node_per_node"] for d in docs if d["benchmark"] == "halo" for r in d["results"]
+                        if r.get("placement") == at.get("placement")
+                        and r.get("tasks_per_node") == at.get("tasks_per_node")])
+    return None
+
+
+def beside_papers(col: Collection):
+    measured = [lab for lab in col.labels() if any(c.label == lab and c.kind == "measured" for c in col.cases)]
+    rows = []
+    for paper, path, s in col.stated:
+        values = {lab: counterpart(col, lab, s["metric"], s.get("at") or {}) for lab in measured} if s.get(
+            "metric") else {}
+        rows.append({"paper": paper, "file": os.path.basename(path), "stated": s, "measured": values})
+    return measured, rows
+
+
+def _embed(fig: figures.Figure, folder: Path):
+    """Writes the figure as PNG and SVG; returns the PNG as a data URI for the page."""
+    if fig.figure is None:
+        return None
+    fig.figure.savefig(folder / f"{fig.name}.svg")
+    png = io.BytesIO()
+    fig.figure.savefig(png, format="png", dpi=110)
+    (folder / f"{fig.name}.png").write_bytes(png.getvalue())
+    return "data:image/png;base64," + base64.b64encode(png.getvalue()).decode()
+
+
+def write(col: Collection, out: Path, title: str, baseline: str | None = None) -> Path:
+    """The report in folder out: index.html, figures/*.png and *.svg.  Written in a
+    temporary folder and moved into place, so out holds a whole report or the old one."""
+    out = Path(out)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    tmp = Path(tempfile.mkdtemp(prefix=f".{out.name}.", dir=out.parent))
+    try:
+        (tmp / "figures").mkdir()
+        figs = figures.all_figures(col)
+        images = {f.name: _embed(f, tmp / "figures") for f in figs}
+        measured, papers = beside_papers(col)
+        html = ENV.get_template("report.html.j2").render(
+            title=title, generated=datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M UTC"),
+            version=__version__, col=col, figures=figs, images=images, factors=factors(col),
+            baseline=baseline, comparisons=comparisons(col, baseline) if baseline else None,
+            measured=measured, papers=papers, fmt=figures.fmt, alpha=compare.ALPHA)
+        (tmp / "index.html").write_text(html)
+        if out.exists():
+            shutil.rmtree(out)
+        tmp.rename(out)
+    except BaseException:
+        shutil.rmtree(tmp, ignore_errors=True)
+        raise
+    return out / "index.html"

@@ -1,0 +1,229 @@
+"""jitterbench report and compare: reading runs (malformed input skipped and counted),
+every figure from a small real run, the comparison statistics on known inputs, the
+papers beside a measured machine, escaping of hostile names, and the page in a real
+browser (headless Chromium)."""
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import xml.etree.ElementTree as ET
+from pathlib import Path
+
+import pytest
+
+from conftest import run_benchmark
+from jitterbench import cli, compare, figures, runs
+from jitterbench import mpi as mpis
+
+REPO = Path(__file__).resolve().parents[1]
+CHROMIUM = shutil.which("chromium")
+# where the browser test leaves its screenshot
+ARTIFACTS = Path(os.environ.get("JB_TEST_ARTIFACTS", REPO / "build" / "test-artifacts"))
+
+HEADER = ("job_completion_time|result|display_name|environ|system|partition|nodes|tasks_per_node|placement|"
+          "mpi_library|max_value|max_unit|max_ref|max_lower_thres|max_upper_thres|"
+          "avg_value|avg_unit|avg_ref|avg_lower_thres|avg_upper_thres")
+
+
+def perflog_line(system, environ, nodes, max_us, avg_us, placement="row", time="2026-11-23T10:00:00"):
+    name = f"HaloCheck %nodes={nodes} %tasks_per_node=2 %placement={placement}"
+    return (f"{time}|pass|{name}|{environ}|{system}|default|{nodes}|2|{placement}|Open MPI v4.1.4|"
+            f"{max_us}|us|None|None|None|{avg_us}|us|None|None|None")
+
+
+def write_perflog(path, lines):
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text("\n".join([HEADER, *lines]) + "\n")
+    return path
+
+
+# ---- reading -------------------------------------------------------------------------
+
+def test_a_perflog_reads_every_well_formed_line_and_counts_the_others(tmp_path):
+    log = write_perflog(tmp_path / "HaloCheck.log", [
+        perflog_line("sysA", "openmpi", 1, 10.0, 8.0),
+        "2026-11-23T10:00:01|pass|HaloCheck %nodes=2|too|few|fields",
+        perflog_line("sysA", "openmpi", 2, "fast", 8.0),          # a value that is not a number
+        perflog_line("sysA", "openmpi", 2, 12.5, 9.0),
+    ])
+    col = runs.collect([str(log)], progress=False)
+    assert col.skipped == {str(log): 2}
+    assert [(c.params, c.value("max"), c.value("avg"), c.perf["max"].unit) for c in col.cases] == [
+        ({"nodes": 1, "tasks_per_node": 2, "placement": "row"}, 10.0, 8.0, "us"),
+        ({"nodes": 2, "tasks_per_node": 2, "placement": "row"}, 12.5, 9.0, "us")]
+    assert {c.label for c in col.cases} == {"sysA"} and col.cases[0].meta["mpi_library"] == "Open MPI v4.1.4"
+
+
+def test_labels_name_inputs_and_repeats_are_kept(tmp_path):
+    a = write_perflog(tmp_path / "a" / "HaloCheck.log", [perflog_line("s", "openmpi", 1, v, 1.0) for v in (1, 2, 3)])
+    b = write_perflog(tmp_path / "b" / "HaloCheck.log", [perflog_line("s", "openmpi", 1, 5, 1.0)])
+    col = runs.collect([f"before={a}", f"after={b}"], progress=False)
+    assert col.labels() == ["before", "after"]
+    assert sorted(c.value("max") for c in col.cases if c.label == "before") == [1, 2, 3]
+
+
+@pytest.mark.parametrize("content,message", [
+    ("not a perflog\n", "not a ReFrame perflog (no header line)"),
+    ("{ broken", "not JSON (line 1"),
+])
+def test_an_unusable_input_is_one_line_and_exit_2(tmp_path, capsys, content, message):
+    path = tmp_path / ("input.log" if "perflog" in content else "input.json")
+    path.write_text(content)
+    assert cli.main(["report", str(path), "-o", str(tmp_path / "out")]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and message in err[0]
+    assert not (tmp_path / "out").exists()
+
+
+def test_a_missing_input_and_an_unknown_baseline_are_errors(tmp_path, capsys):
+    assert cli.main(["report", str(tmp_path / "nowhere")]) == 2
+    log = write_perflog(tmp_path / "HaloCheck.log", [perflog_line("s", "openmpi", 1, 1, 1)])
+    assert cli.main(["compare", str(log), "--baseline", "other", "-o", str(tmp_path / "out")]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert "no such file or folder" in err[0] and "no label 'other' among s" in err[1]
+
+
+# ---- statistics on known inputs --------------------------------------------------------
+
+def test_separated_samples_differ_significantly_with_the_exact_p_value():
+    r = compare.compare([10, 11, 12, 13, 14], [20, 21, 22, 23, 24], "us")
+    assert (r.median, r.median_base, r.n, r.n_base) == (12, 22, 5, 5)
+    assert r.ratio == pytest.approx(12 / 22)
+    assert r.p == pytest.approx(2 / 252)         # the smallest p of 5 against 5, exact test
+    assert r.ci[0] <= 12 / 22 <= r.ci[1] and r.ci[1] < 1
+    assert r.verdict == "better"                 # lower times are better
+    assert compare.compare([10, 11, 12, 13, 14], [20, 21, 22, 23, 24], "MB/s").verdict == "worse"
+
+
+def test_overlapping_samples_show_no_significant_difference():
+    r = compare.compare([10, 12, 14, 16, 18], [11, 13, 15, 17, 19], "us")
+    assert r.p > 0.05 and r.verdict == "no significant difference"
+    assert r.ci[0] < 1 < r.ci[1]
+
+
+def test_too_few_repeats_are_said_not_guessed():
+    assert compare.smallest_p(3, 3) == pytest.approx(0.1)
+    r = compare.compare([1, 2, 3], [10, 11, 12], "us")
+    assert r.verdict == "too few repeats (3 and 3) to tell"
+    one = compare.compare([1.0], [2.0], "us")
+    assert (one.ratio, one.ci, one.p) == (0.5, None, None)
+
+
+# ---- every figure from a small real run ------------------------------------------------
+
+@pytest.fixture(scope="module")
+def small_run(tmp_path_factory):
+    """The benchmarks themselves, run small under Open MPI, as JSON documents."""
+    if not mpis.OPENMPI.available():
+        pytest.skip("Open MPI is not installed")
+    out = tmp_path_factory.mktemp("small-run")
+    runs_ = {
+        "halo": (4, ["--tasks-per-node", "2", "--series", "--trace-tasks", "0,3", "--pattern", "isend-recv"]),
+        "pingpong": (2, ["--mode", "send", "--total", "8K,64K", "--messages", "1,2"]),
+        "torus": (2, ["--pattern", "isend", "--ndims", "1", "--size", "16K", "--work", "0,64K"]),
+        "alltoall": (2, ["--method", "pairwise", "--size", "1K"]),
+        "contention": (4, ["--dims", "4", "--size", "8"]),
+    }
+    paths = []
+    for bench, (np, args) in runs_.items():
+        path = out / f"{bench}.json"
+        run = run_benchmark(mpis.OPENMPI, np, [*args, "--calls", "50"], json_path=path, benchmark=bench)
+        assert run.returncode == 0, run.stderr
+        paths.append(str(path))
+    return paths
+
+
+def test_every_figure_is_drawn_from_a_small_real_run(small_run, tmp_path):
+    assert cli.main(["report", *small_run, "-o", str(tmp_path / "report")]) == 0
+    folder = tmp_path / "report" / "figures"
+    for make in figures.ALL:
+        name = make.__name__.replace("_", "-")
+        png, svg = folder / f"{name}.png", folder / f"{name}.svg"
+        assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n", name
+        assert ET.parse(svg).getroot().tag.endswith("svg"), name
+    html = (tmp_path / "report" / "index.html").read_text()
+    assert html.count('<img src="data:image/png;base64,') == len(figures.ALL)
+    assert "OSU Micro-Benchmarks did not run here" in html
+
+
+def test_the_figures_tables_hold_the_measured_numbers(small_run):
+    col = runs.collect(small_run, progress=False)
+    made = {f.name: f for f in figures.all_figures(col)}
+    split = made["pingpong-split"]
+    assert sorted((row[4], row[3]) for row in split.rows) == [(8192, 2), (65536, 2)]  # total, messages
+    halo = json.loads(Path(small_run[0]).read_text())["results"][0]
+    traces = made["halo-traces"].rows[0]
+    assert traces[4:7] == (4, 50, "0,3") and traces[7] == figures.fmt(halo["max_us"])
+    contention = {(row[2], row[4]) for row in made["contention"].rows}
+    assert {("hops", 1), ("hops", 2), ("pairs", 1), ("pairs", 2), ("link", 1), ("link", 2)} <= contention
+
+
+# ---- comparing machines, and the papers --------------------------------------------------
+
+def test_compare_sets_each_label_against_the_baseline(tmp_path):
+    a = write_perflog(tmp_path / "a" / "HaloCheck.log",
+                      [perflog_line("a", "openmpi", 1, v, 1.0) for v in (10, 11, 12, 13, 14)])
+    b = write_perflog(tmp_path / "b" / "HaloCheck.log",
+                      [perflog_line("b", "openmpi", 1, v, 1.0) for v in (20, 21, 22, 23, 24)])
+    assert cli.main(["compare", str(a), str(b), "--baseline", "a", "-o", str(tmp_path / "out")]) == 0
+    from jitterbench import report
+    rows = report.comparisons(runs.collect([str(a), str(b)], progress=False), "a")
+    maxrow = next(r for r in rows if r["var"] == "max")
+    assert (maxrow["label"], maxrow["result"].ratio, maxrow["result"].verdict) == ("b", 22 / 12, "worse")
+    assert "Each label against a" in (tmp_path / "out" / "index.html").read_text()
+
+
+def test_a_measured_machine_stands_beside_a_paper(small_run, tmp_path):
+    sp2 = REPO / "reference_data" / "sp2.yaml"
+    col = runs.collect([*small_run, str(sp2)], progress=False)
+    from jitterbench import report
+    measured, rows = report.beside_papers(col)
+    stated = {r["stated"]["id"]: r for r in rows}
+    assert any(r["stated"]["value"] == 40.991 for r in rows)  # Table 1, 2 processors
+    # the 1 KiB pairwise exchange: the paper's mean, and ours from the run's samples
+    exchange = [r for r in rows if r["stated"].get("metric") == "exchange_mean_us"]
+    assert exchange and exchange[0]["stated"]["value"] == 173
+    assert exchange[0]["measured"][measured[0]] > 0
+    throughput = next(f for f in figures.all_figures(col) if f.name == "alltoall-throughput")
+    assert ("sp2", "(paper)", "pairwise", 1048576, 2, "40.99", 1) in throughput.rows
+    assert stated  # every stated entry is a row
+
+
+def test_hostile_names_are_escaped_in_the_page(tmp_path):
+    hostile = '<script>alert("x")</script>$a$'
+    log = write_perflog(tmp_path / "HaloCheck.log",
+                        [perflog_line(hostile, "<b>env</b>", 1, 10.0, 8.0, placement="<img src=x onerror=y>")])
+    assert cli.main(["compare", str(log), "-o", str(tmp_path / "out")]) == 0
+    html = (tmp_path / "out" / "index.html").read_text()
+    assert "<script>alert" not in html and "&lt;script&gt;alert(&#34;x&#34;)&lt;/script&gt;" in html
+    assert "<b>env</b>" not in html and "<img src=x" not in html
+
+
+# ---- the page in a real browser ---------------------------------------------------------------
+
+@pytest.mark.skipif(CHROMIUM is None, reason="chromium is not installed (ci/test.sh installs Debian's chromium)")
+def test_the_report_renders_in_chromium_with_every_figure_and_no_script_error(small_run, tmp_path):
+    from playwright.sync_api import sync_playwright
+    assert cli.main(["compare", *small_run, str(REPO / "reference_data" / "sp2.yaml"),
+                     "-o", str(tmp_path / "report")]) == 0
+    errors = []
+    with sync_playwright() as pw:
+        browser = pw.chromium.launch(executable_path=CHROMIUM, args=[
+            "--no-sandbox", "--disable-gpu", "--no-first-run", "--disable-background-networking",
+            "--disable-component-update", "--disable-sync"])
+        page = browser.new_page(viewport={"width": 1200, "height": 900})
+        page.on("pageerror", lambda e: errors.append(str(e)))
+        page.on("console", lambda m: errors.append(m.text) if m.type == "error" else None)
+        page.goto((tmp_path / "report" / "index.html").as_uri())
+        images = page.evaluate("Array.from(document.images).map(i => [i.alt, i.complete && i.naturalWidth > 0])")
+        # the tables sort when a header is clicked
+        page.click("details summary")
+        page.click("table.sortable th")
+        ARTIFACTS.mkdir(parents=True, exist_ok=True)
+        page.screenshot(path=str(ARTIFACTS / "report.png"), full_page=True)
+        browser.close()
+    print(f"screenshot: {ARTIFACTS / 'report.png'}")
+    assert len(images) == len(figures.ALL) and all(ok for _, ok in images), images
+    assert errors == []
+    assert (ARTIFACTS / "report.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
