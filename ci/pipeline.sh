@@ -4,7 +4,8 @@
 #   ci/pipeline.sh build        the Spack environment where the runner has Spack, else every
 #                               benchmark built with CMake and installed in install/<environ>
 #   ci/pipeline.sh acceptance   reframe --mode $JB_MODE on $JB_SYSTEM; evidence in output/$JB_SYSTEM
-#   ci/pipeline.sh report       the summary of every system's run: output/summary.txt
+#   ci/pipeline.sh report       the summary of every system's run: output/summary.txt and the
+#                               HTML report output/report/index.html
 #
 # The variables are those of ci/gitlab-ci.yml.  Each job ends non-zero when its step failed,
 # so a failed check turns its acceptance job red.
@@ -67,6 +68,8 @@ report() {
     } > "$summary.tmp"
     mv "$summary.tmp" "$summary"
     cat "$summary"
+    # the HTML report of every system's run: figures, tables, what each ran with
+    [ ! -f "${reports[0]}" ] || jitterbench report "${reports[@]}" -o output/report
 }
 
 case "${1:-}" in

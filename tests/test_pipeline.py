@@ -166,6 +166,35 @@ def test_the_report_job_summarises_the_run(merge_request_pipeline):
         assert re.search(rf"^HaloCheck +{m.name} ", summary, re.M)
 
 
+def test_the_report_job_writes_the_html_report_of_the_run(merge_request_pipeline):
+    _, kept = merge_request_pipeline
+    page = kept["report"] / "output" / "report"
+    html = (page / "index.html").read_text()
+    # the quick suite has data for these; each is embedded and written as PNG and SVG
+    for name in ("halo-scaling", "halo-traces", "distributions", "pingpong-speed", "torus-dims", "overlap",
+                 "alltoall-throughput", "alltoall-idle", "osu"):
+        assert (page / "figures" / f"{name}.png").stat().st_size > 0 and (page / "figures" / f"{name}.svg").exists()
+        assert f'<section id="{name}">' in html
+    for m in mpis.built():
+        assert m.name in html
+
+
+def test_compare_puts_local_vcluster_and_a_paper_side_by_side(merge_request_pipeline, tmp_path):
+    from jitterbench import cli, report, runs
+    _, kept = merge_request_pipeline
+    inputs = [str(kept["acceptance:local"] / "output" / "local"), str(REPO / "reference_data" / "vcluster.yaml"),
+              str(REPO / "reference_data" / "sp2.yaml")]
+    assert cli.main(["compare", *inputs, "--baseline", "local", "-o", str(tmp_path / "compare")]) == 0
+    col = runs.collect(inputs, progress=False)
+    assert col.labels() == ["local", "vcluster", "sp2"]
+    rows = report.comparisons(col, "local")
+    # vcluster's references for one node stand beside the local run, variant by variant
+    halo = [r for r in rows if r["check"] == "HaloCheck" and r["label"] == "vcluster" and r["var"] == "max"]
+    assert {r["environ"] for r in halo} == {m.name for m in mpis.built()}
+    html = (tmp_path / "compare" / "index.html").read_text()
+    assert "Each label against local" in html and "Beside the papers" in html and "40.99" in html
+
+
 def test_a_failed_reference_turns_the_acceptance_job_red_naming_the_check(merge_request_pipeline, project,
                                                                           tmp_path):
     # 0.001 us for one halo exchange, +10 %: no machine is that fast
@@ -186,3 +215,6 @@ def test_a_failed_reference_turns_the_acceptance_job_red_naming_the_check(merge_
     for name, failure in checks:
         assert name.startswith("HaloCheck ") and "placement=row" in name
         assert failure is not None and "failed to meet reference" in failure and "max=" in failure
+    report = json.loads((artifacts(project, "acceptance:local") / "output" / "local" / "report.json").read_text())
+    assert {(c["result"], c["fail_phase"]) for run in report["runs"] for c in run["testcases"]
+            if not c.get("fixture")} == {("fail", "performance")}
