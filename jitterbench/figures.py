@@ -60,6 +60,16 @@ def grouped(cases, group, x, var):
     return out
 
 
+def case_lines(cases, fields, x, var):
+    """The usual figure: var against x(case), one line per group of fields (label and
+    environ first, then parameters).  Returns the figure, its axes, the series and the
+    table rows (group, x, median, repeats)."""
+    series = grouped(cases, lambda c: (c.label, c.environ, *(c.params.get(f) for f in fields[2:])), x, var)
+    fig, ax = subplots()
+    line_plot(ax, series, fields)
+    return fig, ax, series, [(*g, p[0], fmt(p[1]), p[4]) for g, ps in series.items() for p in ps]
+
+
 def line_plot(ax, series, fields, style="-o", prefix="", keep=()):
     """One line per group, capped at MAX_LINES; returns the names used."""
     labels = names(list(series), fields, keep)
@@ -103,11 +113,9 @@ def halo_scaling(col):
     if not cases:
         return missing(name, title, caption, "no HaloCheck results in these runs")
     fields = ("label", "environ", "pattern", "placement", "msg_size", "tasks_per_node", "eager_limit")
-    group = lambda c: (c.label, c.environ, *(c.params.get(f) for f in fields[2:]))  # noqa: E731
     nodes = lambda c: c.params.get("nodes")  # noqa: E731
-    maxs, avgs = grouped(cases, group, nodes, "max"), grouped(cases, group, nodes, "avg")
-    fig, ax = subplots()
-    line_plot(ax, maxs, fields)
+    fig, ax, maxs, _ = case_lines(cases, fields, nodes, "max")
+    avgs = grouped(cases, lambda c: (c.label, c.environ, *(c.params.get(f) for f in fields[2:])), nodes, "avg")
     for i, (g, points) in enumerate(list(avgs.items())[:MAX_LINES]):
         ax.plot([p[0] for p in points], [p[1] for p in points], "--", marker="o", mfc="none", color=f"C{i % 10}")
     finish(fig, ax, "nodes", "us per call", logx=True)
@@ -247,13 +255,9 @@ def torus_dims(col):
     if not cases:
         return missing(name, title, caption, "no TorusCheck results without work in these runs")
     fields = ("label", "environ", "pattern", "msg_size", "nodes")
-    series = grouped(cases, lambda c: (c.label, c.environ, *(c.params.get(f) for f in fields[2:])),
-                     lambda c: c.params.get("ndims"), "bandwidth")
-    fig, ax = subplots()
-    line_plot(ax, series, fields)
+    fig, ax, series, rows = case_lines(cases, fields, lambda c: c.params.get("ndims"), "bandwidth")
     ax.set_xticks(sorted({p[0] for ps in series.values() for p in ps}))
     finish(fig, ax, "dimensions", "MB/s per task")
-    rows = [(*g, p[0], fmt(p[1]), p[4]) for g, ps in series.items() for p in ps]
     return Figure(name, title, caption, (*fields, "dimensions", "bandwidth MB/s", "repeats"), rows, fig)
 
 
@@ -294,10 +298,8 @@ def alltoall_throughput(col):
     if not cases and not stated:
         return missing(name, title, caption, "no AlltoallCheck results in these runs")
     fields = ("label", "environ", "method", "msg_size")
-    series = grouped(cases, lambda c: (c.label, c.environ, c.params.get("method"), c.params.get("msg_size")),
-                     lambda c: c.params.get("nodes", 1) * c.params.get("tasks_per_node", 1), "throughput")
-    fig, ax = subplots()
-    line_plot(ax, series, fields)
+    fig, ax, series, rows = case_lines(
+        cases, fields, lambda c: c.params.get("nodes", 1) * c.params.get("tasks_per_node", 1), "throughput")
     papers = defaultdict(list)
     for lab, s in stated:
         papers[(lab, s.get("at", {}).get("msg_size"))].append((s["at"].get("tasks"), s["value"]))
@@ -306,7 +308,6 @@ def alltoall_throughput(col):
         ax.plot([p[0] for p in pts], [p[1] for p in pts], "x--", color="black", alpha=0.6,
                 label=text(f"{lab} (paper, {size} B)"))
     finish(fig, ax, "tasks", "MB/s per task", logx=True)
-    rows = [(*g, p[0], fmt(p[1]), p[4]) for g, ps in series.items() for p in ps]
     rows += [(lab, "(paper)", "pairwise", size, t, fmt(v), 1) for (lab, size), pts in papers.items() for t, v in pts]
     return Figure(name, title, caption, (*fields, "tasks", "throughput MB/s", "repeats"), rows, fig)
 
@@ -347,15 +348,13 @@ def contention(col):
         return missing(name, title, caption, "no ContentionCheck results in these runs (a system with a "
                                              "topology file: see jb-contention)")
     fields = ("label", "environ", "pattern", "msg_size")
-    series = grouped(cases, lambda c: (c.label, c.environ, c.params.get("pattern"), c.params.get("msg_size")),
-                     lambda c: c.params.get("distance"), "latency")
-    fig, ax = subplots()
-    line_plot(ax, series, fields)
+    distance = lambda c: c.params.get("distance")  # noqa: E731
+    fig, ax, _, rows = case_lines(cases, fields, distance, "latency")
     finish(fig, ax, "distance (hops h, n or pairs k)", "us", logy=True)
-    slow = grouped(cases, lambda c: (c.label, c.environ, c.params.get("pattern"), c.params.get("msg_size")),
-                   lambda c: c.params.get("distance"), "slowdown")
-    rows = [(*g, p[0], fmt(p[1]), fmt(next((s[1] for s in slow.get(g, []) if s[0] == p[0]), None)), p[4])
-            for g, ps in series.items() for p in ps]
+    slowdown = {(*g, p[0]): p[1] for g, ps in grouped(
+        cases, lambda c: (c.label, c.environ, c.params["pattern"], c.params["msg_size"]), distance, "slowdown").items()
+        for p in ps}
+    rows = [(*row[:-1], fmt(slowdown.get(row[:5])), row[-1]) for row in rows]
     return Figure(name, title, caption, (*fields, "distance", "latency us", "slow-down", "repeats"), rows, fig)
 
 
