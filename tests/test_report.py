@@ -55,6 +55,23 @@ def test_a_perflog_reads_every_well_formed_line_and_counts_the_others(tmp_path):
     assert {c.label for c in col.cases} == {"sysA"} and col.cases[0].meta["mpi_library"] == "Open MPI v4.1.4"
 
 
+def test_a_run_report_reads_its_cases_and_counts_a_broken_kept_document(tmp_path):
+    outputdir = tmp_path / "output" / "HaloCheck_1"
+    outputdir.mkdir(parents=True)
+    (outputdir / "halo.json").write_text('{"benchmark": "halo", "results": [')  # cut short
+    case = {"fixture": False, "result": "pass", "system": "s", "partition": "p", "environ": "openmpi",
+            "display_name": "HaloCheck %nodes=2 %placement=row", "nodes": 2, "placement": "row",
+            "perfvalues": {"s:p:max": [12.0, None, None, None, "us", "pass"]}, "outputdir": str(outputdir),
+            "keep_files": ["halo.json"], "mpi_library": "Open MPI v4.1.4", "eager_var": ""}
+    report = tmp_path / "report.json"
+    report.write_text(json.dumps({"session_info": {"uuid": "u1", "prefix_output": str(tmp_path / "output")},
+                                  "runs": [{"testcases": [case, {**case, "fixture": True}]}]}))
+    col = runs.collect([str(report)], progress=False)
+    assert [(c.check, c.params, c.value("max"), c.meta["mpi_library"]) for c in col.cases] == [
+        ("HaloCheck", {"nodes": 2, "placement": "row"}, 12.0, "Open MPI v4.1.4")]
+    assert col.skipped == {str(outputdir / "halo.json"): 1} and col.cases[0].documents == []
+
+
 def test_labels_name_inputs_and_repeats_are_kept(tmp_path):
     a = write_perflog(tmp_path / "a" / "HaloCheck.log", [perflog_line("s", "openmpi", 1, v, 1.0) for v in (1, 2, 3)])
     b = write_perflog(tmp_path / "b" / "HaloCheck.log", [perflog_line("s", "openmpi", 1, 5, 1.0)])
