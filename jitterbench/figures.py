@@ -303,7 +303,7 @@ def alltoall_throughput(col):
     papers = defaultdict(list)
     for lab, s in stated:
         papers[(lab, s.get("at", {}).get("msg_size"))].append((s["at"].get("tasks"), s["value"]))
-    for i, ((lab, size), pts) in enumerate(papers.items()):
+    for (lab, size), pts in papers.items():
         pts.sort()
         ax.plot([p[0] for p in pts], [p[1] for p in pts], "x--", color="black", alpha=0.6,
                 label=text(f"{lab} (paper, {size} B)"))
