@@ -91,8 +91,7 @@ def write_report(args):
         raise runs.RunsError(f"no test case and no benchmark document in {', '.join(args.inputs)}")
     baseline = None
     if args.command == "compare":
-        measured = [lab for lab in labels if any(c.label == lab and c.kind == "measured" for c in col.cases)]
-        baseline = args.baseline or (measured or labels)[0]
+        baseline = args.baseline or (col.measured_labels() or labels)[0]
         if baseline not in labels:
             raise runs.RunsError(f"no label '{baseline}' among {', '.join(labels)}")
     folder = args.output or (os.path.join(args.inputs[0], "report") if len(args.inputs) == 1 and os.path.isdir(

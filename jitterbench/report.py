@@ -124,7 +124,7 @@ def counterpart(col: Collection, label: str, metric: str, at: dict):
 
 
 def beside_papers(col: Collection):
-    measured = [lab for lab in col.labels() if any(c.label == lab and c.kind == "measured" for c in col.cases)]
+    measured = col.measured_labels()
     rows = []
     for paper, path, s in col.stated:
         values = {lab: counterpart(col, lab, s["metric"], s.get("at") or {}) for lab in measured} if s.get(

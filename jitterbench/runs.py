@@ -82,6 +82,10 @@ class Collection:
         return list(dict.fromkeys([c.label for c in self.cases] + [s[0] for s in self.stated] +
                                   [d[0] for d in self.documents]))
 
+    def measured_labels(self):
+        """The labels of measured runs, not of reference files."""
+        return list(dict.fromkeys(c.label for c in self.cases if c.kind == "measured"))
+
     def of(self, check):
         return [c for c in self.cases if c.check == check]
 
