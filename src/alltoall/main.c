@@ -41,6 +41,19 @@ static long check(const alltoall_run *a)
 }
 enum { METHOD_PAIRWISE, METHOD_ALLTOALL };
 
+/* --samples: one value a line, written whole or not at all */
+static void write_samples(jb_ctx *ctx, const char *path, const double *samples, size_t n)
+{
+    char tmp[4096], err[JB_ERRLEN];
+    FILE *f = jb_output_open(path, tmp, sizeof tmp, err);
+    for (size_t k = 0; f && k < n; k++)
+        fprintf(f, "%.6g\n", samples[k]);
+    if (!f || jb_output_close(f, tmp, path, err) != 0) {
+        fprintf(stderr, "jb-alltoall: error: --samples: %s\n", err);
+        ctx->write_failed = 1;
+    }
+}
+
 int main(int argc, char **argv)
 {
     static const struct option longopts[] = {
@@ -52,39 +65,49 @@ int main(int argc, char **argv)
     size_t *sizes = NULL;
     const char *samples_path = NULL;
     long max_samples = 10000;
+    char err[JB_ERRLEN];
     jb_init(&ctx, &argc, &argv, "alltoall", usage, 200, 10);
     while ((c = getopt_long(argc, argv, ":h", longopts, NULL)) != -1) {
         switch (c) {
-        case 'M': JB_PARSE(&ctx, "--method", jb_parse_name_list(optarg, method_names, NULL, methods, err)); break;
-        case 's': JB_PARSE(&ctx, "--size", jb_parse_size_list(optarg, &sizes, &nsizes, err)); break;
+        case 'M': jb_option(&ctx, "--method", jb_parse_name_list(optarg, method_names, NULL, methods, err), err); break;
+        case 's': jb_option(&ctx, "--size", jb_parse_size_list(optarg, &sizes, &nsizes, err), err); break;
         case 'f': samples_path = optarg; break;
-        case 'n': JB_PARSE(&ctx, "--max-samples", jb_parse_long(optarg, 1, 10000000, &max_samples, err)); break;
+        case 'n': jb_option(&ctx, "--max-samples", jb_parse_long(optarg, 1, 10000000, &max_samples, err), err); break;
         case 'S': series = 1; break;
         default: jb_common_option(&ctx, c, optarg);
         }
     }
     jb_options_done(&ctx, optind);
     if (!sizes)
-        JB_PARSE(&ctx, "--size", jb_parse_size_list("1K", &sizes, &nsizes, err));
-    for (int i = 0; i < nsizes; i++)
-        if (sizes[i] * (size_t)ctx.size > (size_t)1 << 31)
+        jb_option(&ctx, "--size", jb_parse_size_list("1K", &sizes, &nsizes, err), err);
+    size_t max_size = 0, per_call;
+    for (int i = 0; i < nsizes; i++) {
+        if (jb_mul(sizes[i], (size_t)ctx.size, &per_call) || per_call > (size_t)1 << 31)
             jb_fail(&ctx, "--size: %zu bytes to each of %d tasks is over 2G per task", sizes[i], ctx.size);
+        max_size = sizes[i] > max_size ? sizes[i] : max_size;
+    }
     if (samples_path && !methods[METHOD_PAIRWISE])
         jb_fail(&ctx, "--samples needs the pairwise method");
+    if (samples_path)
+        jb_check_output(&ctx, "--samples", samples_path);
+    /* raw samples: the same bounded number on every task, gathered to rank 0 */
+    long per_task = (max_samples + ctx.size - 1) / ctx.size;
+    jb_memory m = {0};
+    jb_memory_add(&m, "--size x tasks (a send and a receive buffer)", 2, max_size * (size_t)ctx.size + 1);
+    jb_memory_add(&m, "tasks (exchange and idle time per round)", 2 * (size_t)ctx.size, sizeof(double));
+    jb_memory_add(&m, "--max-samples (on rank 0)", (size_t)per_task * ((size_t)ctx.size + 1), sizeof(double));
+    jb_calls_memory(&m, ctx.opt.calls);
+    jb_memory_check(&ctx, &m);
 
     alltoall_run a = {.comm = MPI_COMM_WORLD, .nprocs = ctx.size, .me = ctx.rank};
     a.rounds = alltoall_rounds(ctx.size);
-    size_t max_size = 0;
-    for (int i = 0; i < nsizes; i++)
-        max_size = sizes[i] > max_size ? sizes[i] : max_size;
-    a.send = calloc((size_t)ctx.size * max_size + 1, 1);
-    a.recv = calloc((size_t)ctx.size * max_size + 1, 1);
-    double *exchange_us = malloc((size_t)a.rounds * sizeof *exchange_us);
-    double *idle_us = malloc((size_t)a.rounds * sizeof *idle_us);
-    /* raw samples: the same bounded number on every task, gathered to rank 0 */
-    long per_task = (max_samples + ctx.size - 1) / ctx.size;
-    double *mine = malloc((size_t)per_task * sizeof *mine);
-    double *samples = ctx.rank == 0 ? malloc((size_t)per_task * ctx.size * sizeof *samples) : NULL;
+    a.send = jb_alloc(&ctx, (size_t)ctx.size * max_size + 1, 1, "--size");
+    a.recv = jb_alloc(&ctx, (size_t)ctx.size * max_size + 1, 1, "--size");
+    double *exchange_us = jb_alloc(&ctx, (size_t)a.rounds, sizeof *exchange_us, "the rounds");
+    double *idle_us = jb_alloc(&ctx, (size_t)a.rounds, sizeof *idle_us, "the rounds");
+    double *mine = jb_alloc(&ctx, (size_t)per_task, sizeof *mine, "--max-samples");
+    double *samples = ctx.rank == 0 ? jb_alloc(&ctx, (size_t)per_task * (size_t)ctx.size, sizeof *samples,
+                                               "--max-samples") : NULL;
 
     jb_json *cfg = &ctx.config;
     jb_json_int(cfg, "rounds", a.rounds);
@@ -98,7 +121,7 @@ int main(int argc, char **argv)
                ctx.opt.calls, ctx.opt.warmup);
 
     jb_calls st;
-    jb_calls_init(&st, ctx.opt.calls);
+    jb_calls_init(&ctx, &st, ctx.opt.calls);
     for (int i = 0; i < nsizes; i++) {
         a.size = sizes[i];
         for (int method = 0; method < 2; method++) {
@@ -108,6 +131,7 @@ int main(int argc, char **argv)
             jb_hist_clear(&exchanges);
             jb_hist_clear(&idles);
             jb_calls_clear(&st);
+            jb_watch("method %s, size %zu,", method_names[method], a.size);
             long kept = 0, bad = 0;
             for (long call = -ctx.opt.warmup; call < ctx.opt.calls; call++) {
                 if (ctx.opt.validate)
@@ -162,17 +186,19 @@ int main(int argc, char **argv)
                 jb_json_hist(j, "exchange_histogram", &all_exchanges);
                 jb_json_hist(j, "idle_histogram", &all_idles);
                 jb_json_nums(j, "samples_us", samples, (size_t)kept_min * ctx.size);
-                if (samples_path && i == 0) {
-                    FILE *f = fopen(samples_path, "w");
-                    for (long k = 0; f && k < kept_min * ctx.size; k++)
-                        fprintf(f, "%.6g\n", samples[k]);
-                    if (!f || fclose(f) != 0)
-                        fprintf(stderr, "jb-alltoall: error: cannot write '%s'\n", samples_path);
-                }
+                if (samples_path && i == 0)
+                    write_samples(&ctx, samples_path, samples, (size_t)kept_min * (size_t)ctx.size);
             }
             jb_result_end(&ctx);
         }
     }
     jb_calls_free(&st);
+    free(a.send);
+    free(a.recv);
+    free(exchange_us);
+    free(idle_us);
+    free(mine);
+    free(samples);
+    free(sizes);
     return jb_finish(&ctx);
 }

@@ -65,17 +65,18 @@ static void parse(jb_ctx *ctx, int argc, char **argv, ct_options *o)
         {"dim", required_argument, NULL, 'D'}, {"topology", required_argument, NULL, 't'},
         {"dims", required_argument, NULL, 'd'}, {"wrap", required_argument, NULL, 'w'}, JB_COMMON_LONGOPTS};
     int c, given = 0;
+    char err[JB_ERRLEN];
     memset(o, 0, sizeof *o);
     while ((c = getopt_long(argc, argv, ":h", longopts, NULL)) != -1) {
         switch (c) {
         case 'p':
-            JB_PARSE(ctx, "--pattern", jb_parse_name_list(optarg, pattern_names, NULL, o->patterns, err));
+            jb_option(ctx, "--pattern", jb_parse_name_list(optarg, pattern_names, NULL, o->patterns, err), err);
             given = 1;
             break;
-        case 's': JB_PARSE(ctx, "--size", jb_parse_size_list(optarg, &o->sizes, &o->nsizes, err)); break;
-        case 'H': JB_PARSE(ctx, "--hops", jb_parse_long_list(optarg, 1, 1 << 20, &o->hops, &o->nhops, err)); break;
-        case 'k': JB_PARSE(ctx, "--k", jb_parse_long_list(optarg, 1, 1 << 20, &o->ks, &o->nks, err)); break;
-        case 'D': JB_PARSE(ctx, "--dim", jb_parse_long(optarg, 0, TOPO_MAXDIMS - 1, &o->dim, err)); break;
+        case 's': jb_option(ctx, "--size", jb_parse_size_list(optarg, &o->sizes, &o->nsizes, err), err); break;
+        case 'H': jb_option(ctx, "--hops", jb_parse_long_list(optarg, 1, 1 << 20, &o->hops, &o->nhops, err), err); break;
+        case 'k': jb_option(ctx, "--k", jb_parse_long_list(optarg, 1, 1 << 20, &o->ks, &o->nks, err), err); break;
+        case 'D': jb_option(ctx, "--dim", jb_parse_long(optarg, 0, TOPO_MAXDIMS - 1, &o->dim, err), err); break;
         case 't': o->topology = optarg; break;
         case 'd': o->dims = optarg; break;
         case 'w': o->wrap = optarg; break;
@@ -87,7 +88,7 @@ static void parse(jb_ctx *ctx, int argc, char **argv, ct_options *o)
         for (int p = 0; p < NPATTERNS; p++)
             o->patterns[p] = 1;
     if (!o->sizes)
-        JB_PARSE(ctx, "--size", jb_parse_size_list("8:1M", &o->sizes, &o->nsizes, err));
+        jb_option(ctx, "--size", jb_parse_size_list("8:1M", &o->sizes, &o->nsizes, err), err);
     for (int i = 0; i < o->nsizes; i++)
         if (o->sizes[i] > (size_t)1 << 30)
             jb_fail(ctx, "--size: sizes above 1G are not supported");
@@ -99,35 +100,12 @@ static void parse(jb_ctx *ctx, int argc, char **argv, ct_options *o)
         jb_fail(ctx, "--topology places real hosts; it does not combine with --tasks-per-node");
 }
 
-/* The whole topology file, read by rank 0 and broadcast: one reader, whatever the task count. */
-static char *read_topology_file(jb_ctx *ctx, const char *path)
-{
-    long len = -1;
-    char *text = NULL;
-    if (ctx->rank == 0) {
-        FILE *f = fopen(path, "rb");
-        if (f && fseek(f, 0, SEEK_END) == 0 && (len = ftell(f)) >= 0 && fseek(f, 0, SEEK_SET) == 0) {
-            text = malloc((size_t)len + 1);
-            if (fread(text, 1, (size_t)len, f) != (size_t)len)
-                len = -1;
-        }
-        if (f)
-            fclose(f);
-    }
-    MPI_Bcast(&len, 1, MPI_LONG, 0, MPI_COMM_WORLD);
-    if (len < 0)
-        jb_fail(ctx, "--topology: cannot read '%s'", path);
-    if (ctx->rank != 0)
-        text = malloc((size_t)len + 1);
-    MPI_Bcast(text, (int)len, MPI_CHAR, 0, MPI_COMM_WORLD);
-    text[len] = '\0';
-    return text;
-}
-
 /* This node's coordinates from the file; a host the file lacks is named. */
 static void coordinates_from_file(jb_ctx *ctx, const char *path, layout *L, int leader, int *mine)
 {
-    char *text = read_topology_file(ctx, path), err[JB_ERRLEN];
+    /* read by rank 0 and broadcast: one reader, whatever the task count; 256 MiB
+     * holds a line for each of millions of hosts */
+    char *text = jb_read_input(ctx, "--topology", path, (size_t)1 << 28), err[JB_ERRLEN];
     topo_file file;
     if (topo_file_parse(text, &file, err) != 0)
         jb_fail(ctx, "--topology %s: %s", path, err);
@@ -151,14 +129,15 @@ static void coordinates_from_file(jb_ctx *ctx, const char *path, layout *L, int 
 static void make_layout(jb_ctx *ctx, const ct_options *o, layout *L)
 {
     memset(L, 0, sizeof *L);
+    char err[JB_ERRLEN];
     int leader = o->dims || ctx->nodes.local_rank == 0;
     int mine[TOPO_MAXDIMS] = {0};
     if (o->dims) { /* every task is a node */
-        JB_PARSE(ctx, "--dims", jb_parse_dims(o->dims, TOPO_MAXDIMS, L->shape.dims, &L->shape.ndims, err));
+        jb_option(ctx, "--dims", jb_parse_dims(o->dims, TOPO_MAXDIMS, L->shape.dims, &L->shape.ndims, err), err);
         for (int d = 0; d < L->shape.ndims; d++)
             L->shape.wrap[d] = 1;
         if (o->wrap)
-            JB_PARSE(ctx, "--wrap", topo_parse_wrap(o->wrap, &L->shape, err));
+            jb_option(ctx, "--wrap", topo_parse_wrap(o->wrap, &L->shape, err), err);
         if (topo_size(&L->shape) != ctx->size)
             jb_fail(ctx, "--dims %s has %ld nodes, but there are %d tasks", o->dims, topo_size(&L->shape), ctx->size);
         topo_coords(&L->shape, ctx->rank, mine);
@@ -174,16 +153,17 @@ static void make_layout(jb_ctx *ctx, const ct_options *o, layout *L)
     int nd = L->shape.ndims;
     /* every rank learns every participant's rank and coordinates: O(tasks) memory,
      * the least that lets each rank find its partner without asking anyone */
-    int *all = malloc((size_t)ctx->size * (size_t)(nd + 1) * sizeof *all), entry[TOPO_MAXDIMS + 1];
+    int *all = jb_alloc(ctx, (size_t)ctx->size * (size_t)(nd + 1), sizeof *all, "every task's coordinates"),
+        entry[TOPO_MAXDIMS + 1];
     entry[0] = leader;
     memcpy(entry + 1, mine, sizeof *mine * (size_t)nd);
     MPI_Allgather(entry, nd + 1, MPI_INT, all, nd + 1, MPI_INT, MPI_COMM_WORLD);
     long size = topo_size(&L->shape);
-    L->occupant = malloc((size_t)size * sizeof *L->occupant);
+    L->occupant = jb_alloc(ctx, (size_t)size, sizeof *L->occupant, "the topology's nodes");
     for (long i = 0; i < size; i++)
         L->occupant[i] = -1;
-    L->rank_of = malloc((size_t)ctx->size * sizeof *L->rank_of);
-    L->coords = malloc((size_t)ctx->size * (size_t)nd * sizeof *L->coords);
+    L->rank_of = jb_alloc(ctx, (size_t)ctx->size, sizeof *L->rank_of, "every task's rank");
+    L->coords = jb_alloc(ctx, (size_t)ctx->size * (size_t)nd, sizeof *L->coords, "every task's coordinates");
     L->me = -1;
     for (int r = 0; r < ctx->size; r++) {
         const int *e = all + (size_t)r * (size_t)(nd + 1);
@@ -215,7 +195,7 @@ static long *distances(jb_ctx *ctx, const ct_options *o, const layout *L, int pa
     const long *given = pattern == PAT_LINK ? o->ks : o->hops;
     int ngiven = pattern == PAT_LINK ? o->nks : o->nhops;
     const char *opt = pattern == PAT_LINK ? "--k" : "--hops";
-    long *out = malloc((size_t)(most > ngiven ? most : ngiven) * sizeof *out + sizeof *out);
+    long *out = jb_alloc(ctx, (size_t)(most > ngiven ? most : ngiven) + 1, sizeof *out, opt);
     *count = 0;
     if (pattern == PAT_RANDOM) {
         out[(*count)++] = 0;
@@ -378,16 +358,23 @@ int main(int argc, char **argv)
     size_t max_bytes = 0;
     for (int i = 0; i < o.nsizes; i++)
         max_bytes = o.sizes[i] > max_bytes ? o.sizes[i] : max_bytes;
+    jb_memory m = {0};
+    jb_memory_add(&m, "--size (a send and a receive buffer)", 2, max_bytes + 1);
+    jb_memory_add(&m, "--calls (mean latency per call)", (size_t)ctx.opt.calls, sizeof(double));
+    jb_calls_memory(&m, ctx.opt.calls);
+    jb_memory_add(&m, "the participants (pairings)", (size_t)L.participants, 4 * sizeof(long));
+    jb_memory_check(&ctx, &m);
     run_state s = {.pp = {.comm = MPI_COMM_WORLD, .n = 1}};
-    char *send = malloc(max_bytes + 1), *recv = malloc(max_bytes + 1);
+    char *send = jb_alloc(&ctx, max_bytes + 1, 1, "--size"), *recv = jb_alloc(&ctx, max_bytes + 1, 1, "--size");
     MPI_Request req;
     s.pp.send = &send;
     s.pp.recv = &recv;
     s.pp.req = &req;
-    s.perm = malloc((size_t)L.participants * sizeof *s.perm);
-    pairing_init(&s.pr, L.participants);
-    jb_calls_init(&s.st, ctx.opt.calls);
-    s.mean_latency = malloc((size_t)ctx.opt.calls * sizeof *s.mean_latency);
+    s.perm = jb_alloc(&ctx, (size_t)L.participants, sizeof *s.perm, "the participants");
+    jb_fail_if_any(&ctx, pairing_init(&s.pr, L.participants) != 0, "out of memory for %ld participants' pairings",
+                   L.participants);
+    jb_calls_init(&ctx, &s.st, ctx.opt.calls);
+    s.mean_latency = jb_alloc(&ctx, (size_t)ctx.opt.calls, sizeof *s.mean_latency, "--calls");
 
     jb_json *cfg = &ctx.config;
     char shape[128] = "";
@@ -418,8 +405,8 @@ int main(int argc, char **argv)
 
     /* latency_p50 of hops per (size, h), the baseline of pairs; of k = 1 per size, of link */
     int max_hops = topo_max_hops(t);
-    double *hops_p50 = calloc((size_t)o.nsizes * (size_t)(max_hops + 1), sizeof *hops_p50);
-    double *link_p50 = calloc((size_t)o.nsizes, sizeof *link_p50);
+    double *hops_p50 = jb_alloc(&ctx, (size_t)o.nsizes * (size_t)(max_hops + 1), sizeof *hops_p50, "--size x hops");
+    double *link_p50 = jb_alloc(&ctx, (size_t)o.nsizes, sizeof *link_p50, "--size");
     for (int pattern = 0; pattern < NPATTERNS; pattern++) {
         if (!o.patterns[pattern])
             continue;
@@ -433,6 +420,7 @@ int main(int argc, char **argv)
                 double baseline = pattern == PAT_PAIRS  ? hops_p50[(size_t)i * (size_t)(max_hops + 1) + (size_t)dist[j]]
                                   : pattern == PAT_LINK ? link_p50[i]
                                                         : 0;
+                jb_watch("pattern %s, size %zu, distance %ld,", pattern_names[pattern], o.sizes[i], dist[j]);
                 run_calls(&ctx, &L, pattern, o.sizes[i], &s);
                 long hops = pattern == PAT_LINK ? max_distance(&o, &L, PAT_LINK) : dist[j];
                 double p50 = report(&ctx, &L, pattern, o.sizes[i], hops, dist[j], &s, where[0] ? where : NULL, baseline);

@@ -6,11 +6,12 @@
 
 #include "jb_util.h"
 
-void pairing_init(pairing *p, long participants)
+int pairing_init(pairing *p, long participants)
 {
-    p->partner = malloc((size_t)participants * sizeof *p->partner);
-    p->pinger = malloc((size_t)participants);
+    p->partner = calloc((size_t)participants, sizeof *p->partner);
+    p->pinger = calloc((size_t)participants, 1);
     p->pairs = 0;
+    return p->partner && p->pinger ? 0 : -1;
 }
 
 void pairing_free(pairing *p)

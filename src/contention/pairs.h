@@ -16,7 +16,7 @@ typedef struct {
     long pairs;
 } pairing;
 
-void pairing_init(pairing *p, long participants);
+int pairing_init(pairing *p, long participants); /* -1: out of memory */
 void pairing_free(pairing *p);
 
 /* Without contention: the root and the first participant (lowest number) at

@@ -192,9 +192,12 @@ int topo_file_parse(const char *text, topo_file *f, char *err)
             continue;
         char msg[JB_ERRLEN];
         if (!strcmp(words[0], "dims")) {
-            if (f->shape.ndims || nw != 2 ||
-                jb_parse_dims(words[1], TOPO_MAXDIMS, f->shape.dims, &f->shape.ndims, msg) != 0) {
+            if (f->shape.ndims || nw != 2) {
                 fail_line(err, lineno, "expected one 'dims AxBxC' line, e.g. dims 8x8x8", "");
+                goto out;
+            }
+            if (jb_parse_dims(words[1], TOPO_MAXDIMS, f->shape.dims, &f->shape.ndims, msg) != 0) {
+                fail_line(err, lineno, msg, "");
                 goto out;
             }
             for (int d = 0; d < f->shape.ndims; d++)
@@ -205,6 +208,10 @@ int topo_file_parse(const char *text, topo_file *f, char *err)
                 goto out;
             }
             taken = calloc((size_t)size, 1);
+            if (!taken) {
+                fail_line(err, lineno, "out of memory for the nodes of the 'dims' line", "");
+                goto out;
+            }
             continue;
         }
         if (!f->shape.ndims) {
@@ -247,11 +254,24 @@ int topo_file_parse(const char *text, topo_file *f, char *err)
         }
         taken[index] = 1;
         if (f->nhosts == cap) {
-            cap = cap ? 2 * cap : 64;
-            f->hosts = realloc(f->hosts, (size_t)cap * sizeof *f->hosts);
-            f->coords = realloc(f->coords, (size_t)cap * TOPO_MAXDIMS * sizeof *f->coords);
+            /* each pointer is kept the moment it is valid, so topo_file_free frees each once */
+            int want = cap ? 2 * cap : 64;
+            char **hosts = realloc(f->hosts, (size_t)want * sizeof *f->hosts);
+            if (hosts)
+                f->hosts = hosts;
+            int *coords = hosts ? realloc(f->coords, (size_t)want * TOPO_MAXDIMS * sizeof *f->coords) : NULL;
+            if (coords)
+                f->coords = coords;
+            if (!coords) {
+                fail_line(err, lineno, "out of memory for the hosts", "");
+                goto out;
+            }
+            cap = want;
         }
-        f->hosts[f->nhosts] = strdup(words[0]);
+        if (!(f->hosts[f->nhosts] = strdup(words[0]))) {
+            fail_line(err, lineno, "out of memory for the hosts", "");
+            goto out;
+        }
         memcpy(f->coords + f->nhosts * f->shape.ndims, c, sizeof c[0] * (size_t)f->shape.ndims);
         f->nhosts++;
     }

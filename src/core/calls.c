@@ -5,14 +5,23 @@
 
 #include "jb_core.h"
 
-void jb_calls_init(jb_calls *s, long calls)
+void jb_calls_init(jb_ctx *ctx, jb_calls *s, long calls)
 {
     memset(s, 0, sizeof *s);
     s->calls = calls;
-    s->mine = calloc((size_t)calls, sizeof *s->mine);
-    s->max = calloc((size_t)calls, sizeof *s->max);
-    s->sum = calloc((size_t)calls, sizeof *s->sum);
-    s->min = calloc((size_t)calls, sizeof *s->min);
+    s->mine = jb_alloc(ctx, (size_t)calls, sizeof *s->mine, "--calls");
+    s->max = jb_alloc(ctx, (size_t)calls, sizeof *s->max, "--calls");
+    s->sum = jb_alloc(ctx, (size_t)calls, sizeof *s->sum, "--calls");
+    s->min = jb_alloc(ctx, (size_t)calls, sizeof *s->min, "--calls");
+    s->low = jb_alloc(ctx, (size_t)calls, sizeof *s->low, "--calls");
+    s->high = jb_alloc(ctx, (size_t)calls, sizeof *s->high, "--calls");
+    s->avg = jb_alloc(ctx, (size_t)calls, sizeof *s->avg, "--calls");
+}
+
+/* What jb_calls holds per task: for jb_memory_add before anything is allocated. */
+void jb_calls_memory(jb_memory *m, long calls)
+{
+    jb_memory_add(m, "--calls (7 arrays of per-call times)", (size_t)calls, 7 * sizeof(double));
 }
 
 void jb_calls_free(jb_calls *s)
@@ -21,6 +30,9 @@ void jb_calls_free(jb_calls *s)
     free(s->max);
     free(s->sum);
     free(s->min);
+    free(s->low);
+    free(s->high);
+    free(s->avg);
     memset(s, 0, sizeof *s);
 }
 
@@ -35,6 +47,7 @@ void jb_calls_record(jb_calls *s, long call, double us)
 {
     s->mine[call] = us;
     jb_hist_add(&s->local, us);
+    jb_watch_call_done();
 }
 
 void jb_calls_reduce(jb_calls *s, MPI_Comm comm)
@@ -44,7 +57,7 @@ void jb_calls_reduce(jb_calls *s, MPI_Comm comm)
      * sum, +inf to the minimum, and is not counted.  Every call must have
      * the same number of tasks recording. */
     int n = (int)s->calls;
-    double *low = calloc((size_t)n, sizeof *low), *high = calloc((size_t)n, sizeof *high);
+    double *low = s->low, *high = s->high;
     long recorded = 0, all_recorded = 0;
     for (int c = 0; c < n; c++) {
         int absent = isnan(s->mine[c]);
@@ -58,8 +71,6 @@ void jb_calls_reduce(jb_calls *s, MPI_Comm comm)
     MPI_Reduce(&recorded, &all_recorded, 1, MPI_LONG, MPI_SUM, 0, comm);
     MPI_Reduce(s->local.count, s->all.count, JB_HIST_NBINS, MPI_UINT64_T, MPI_SUM, 0, comm);
     s->tasks = n ? (int)(all_recorded / n) : 0;
-    free(low);
-    free(high);
 }
 
 void jb_calls_report(jb_ctx *ctx, const jb_calls *s, int series)
@@ -67,7 +78,7 @@ void jb_calls_report(jb_ctx *ctx, const jb_calls *s, int series)
     if (ctx->rank != 0)
         return;
     long calls = s->calls;
-    double *avg = malloc((size_t)calls * sizeof *avg);
+    double *avg = s->avg;
     double mean_max = 0, mean_avg = 0, mean_min = 0;
     for (long c = 0; c < calls; c++) {
         avg[c] = s->sum[c] / s->tasks;
@@ -97,7 +108,6 @@ void jb_calls_report(jb_ctx *ctx, const jb_calls *s, int series)
         jb_json_nums(j, "min_us", s->min, (size_t)calls);
         jb_json_end(j);
     }
-    free(avg);
 }
 
 void jb_calls_describe(jb_json *j)

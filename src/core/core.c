@@ -1,7 +1,9 @@
-/* Start-up, options, collective errors, nodes and timer calibration. */
+/* Start-up, options, collective errors, nodes, memory, the watchdog and
+ * timer calibration. */
 #include "jb_core.h"
 
 #include <errno.h>
+#include <signal.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
@@ -10,6 +12,8 @@
 #ifndef JB_VERSION
 #define JB_VERSION "unknown"
 #endif
+
+static void timeout_from_environment(jb_ctx *ctx);
 
 void jb_init(jb_ctx *ctx, int *argc, char ***argv, const char *name, const char *usage,
              long calls, long warmup)
@@ -30,6 +34,7 @@ void jb_init(jb_ctx *ctx, int *argc, char ***argv, const char *name, const char 
     jb_json_object(&ctx->config, NULL);
     jb_json_array(&ctx->results, NULL);
     opterr = 0; /* getopt would print on every rank; rank 0 reports instead */
+    timeout_from_environment(ctx);
 }
 
 __attribute__((noreturn)) static void fail_v(jb_ctx *ctx, const char *fmt, va_list ap)
@@ -78,35 +83,177 @@ __attribute__((noreturn)) static void print_help(jb_ctx *ctx)
     exit(0);
 }
 
+void jb_option(jb_ctx *ctx, const char *optname, int rc, const char *err)
+{
+    if (rc != 0)
+        jb_fail(ctx, "%s: %s", optname, err);
+}
+
+/* The option getopt_long just refused.  An unknown short one is optopt (optind
+ * may still point at "-ZZ"); an unknown long one, or one whose value is missing
+ * (always the last argument), is argv[optind - 1], without any "=value". */
+static const char *refused_option(jb_ctx *ctx, int unknown, char *buf, size_t len)
+{
+    if (unknown && optopt > 0 && optopt < 0x100)
+        snprintf(buf, len, "-%c", optopt);
+    else
+        snprintf(buf, len, "%.*s", (int)strcspn(ctx->argv[optind - 1], "="), ctx->argv[optind - 1]);
+    return buf;
+}
+
 int jb_common_option(jb_ctx *ctx, int c, const char *arg)
 {
     jb_common *o = &ctx->opt;
+    char err[JB_ERRLEN], name[128];
     long v;
     switch (c) {
-    case 0x100: o->json_path = arg; return 1;
-    case 0x101: JB_PARSE(ctx, "--calls", jb_parse_long(arg, 1, 100000000, &o->calls, err)); return 1;
-    case 0x102: JB_PARSE(ctx, "--warmup", jb_parse_long(arg, 0, 100000000, &o->warmup, err)); return 1;
-    case 0x103:
-        JB_PARSE(ctx, "--seed", jb_parse_long(arg, 0, 0x7fffffffL, &v, err));
+    case JB_OPT_JSON: o->json_path = arg; return 1;
+    case JB_OPT_CALLS: jb_option(ctx, "--calls", jb_parse_long(arg, 1, 100000000, &o->calls, err), err); return 1;
+    case JB_OPT_WARMUP: jb_option(ctx, "--warmup", jb_parse_long(arg, 0, 100000000, &o->warmup, err), err); return 1;
+    case JB_OPT_SEED:
+        jb_option(ctx, "--seed", jb_parse_long(arg, 0, 0x7fffffffL, &v, err), err);
         o->seed = (unsigned long long)v;
         return 1;
-    case 0x104: o->validate = 1; return 1;
-    case 0x105:
-        JB_PARSE(ctx, "--tasks-per-node", jb_parse_long(arg, 1, 1 << 20, &o->tasks_per_node, err));
+    case JB_OPT_VALIDATE: o->validate = 1; return 1;
+    case JB_OPT_TASKS_PER_NODE:
+        jb_option(ctx, "--tasks-per-node", jb_parse_long(arg, 1, 1 << 20, &o->tasks_per_node, err), err);
         return 1;
+    case JB_OPT_TIMEOUT: jb_option(ctx, "--timeout", jb_parse_long(arg, 0, 100000000, &o->timeout, err), err); return 1;
     case 'h': print_help(ctx);
-    case 0x106:
+    case JB_OPT_VERSION:
         if (ctx->rank == 0)
             printf("jb-%s %s\n", ctx->name, JB_VERSION);
         MPI_Finalize();
         exit(0);
     case ':':
-        jb_fail(ctx, "option '%s' needs a value (see --help)", ctx->argv[optind - 1]);
+        jb_fail(ctx, "option '%s' needs a value (see --help)", refused_option(ctx, 0, name, sizeof name));
     case '?':
-        jb_fail(ctx, "unknown option '%s' (see --help)", ctx->argv[optind - 1]);
+        jb_fail(ctx, "unknown option '%s' (see --help)", refused_option(ctx, 1, name, sizeof name));
     default:
         return 0;
     }
+}
+
+/* ---- memory --------------------------------------------------------------- */
+
+/* A task's share of its node's memory, the smallest over all nodes: half the
+ * node's physical memory over the tasks on it, the rest left to the MPI's own
+ * buffers, the system and the other tasks' page tables. */
+static void memory_per_task(jb_ctx *ctx)
+{
+    long pages = sysconf(_SC_PHYS_PAGES), page = sysconf(_SC_PAGE_SIZE);
+    unsigned long long node = pages > 0 && page > 0 ? (unsigned long long)pages * (unsigned long long)page : 1ULL << 32;
+    unsigned long long mine = node / 2 / (unsigned long long)ctx->nodes.real_local_size, least;
+    MPI_Allreduce(&mine, &least, 1, MPI_UNSIGNED_LONG_LONG, MPI_MIN, MPI_COMM_WORLD);
+    ctx->memory_per_task = least > (size_t)-1 ? (size_t)-1 : (size_t)least;
+}
+
+void jb_memory_check(jb_ctx *ctx, const jb_memory *m)
+{
+    if (m->overflow)
+        jb_fail(ctx, "the options ask for more memory than can be counted (%s)", m->largest);
+    if (m->bytes > ctx->memory_per_task)
+        jb_fail(ctx, "the options ask for %zu bytes per task, over the %zu a task of the smallest node may hold "
+                     "(half its memory over its tasks); the most for %s: %zu bytes",
+                m->bytes, ctx->memory_per_task, m->largest, m->largest_bytes);
+}
+
+void *jb_alloc(jb_ctx *ctx, size_t count, size_t size, const char *what)
+{
+    size_t bytes;
+    void *p = jb_mul(count, size, &bytes) ? NULL : calloc(count ? count : 1, size ? size : 1);
+    if (!p) {
+        fprintf(stderr, "jb-%s: error: rank %d cannot allocate %zu x %zu bytes for %s\n", ctx->name, ctx->rank,
+                count, size, what);
+        fflush(stderr);
+        MPI_Abort(MPI_COMM_WORLD, 2);
+    }
+    return p;
+}
+
+/* ---- the watchdog ------------------------------------------------------------
+ * SIGALRM after --timeout seconds.  Rank 0 writes one line naming the benchmark,
+ * the variant and how many calls it had timed, and ends; the other ranks end a
+ * second later, so the launcher reports rank 0's line and nothing else first.
+ * The handler uses only write, alarm and _exit (async-signal-safe). */
+static struct {
+    char head[160];  /* "jb-NAME: error: --timeout N s passed in " */
+    char where[256]; /* the variant, set by jb_watch */
+    volatile sig_atomic_t calls_done, rank, fired;
+} watchdog;
+
+void jb_watch(const char *fmt, ...)
+{
+    /* the handler may read `where` at any moment: its last byte is never written,
+     * so it always ends in NUL, whatever a torn read shows before it */
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(watchdog.where, sizeof watchdog.where - 1, fmt, ap);
+    va_end(ap);
+    watchdog.calls_done = 0;
+}
+
+void jb_watch_call_done(void) { watchdog.calls_done++; }
+
+static void write_all(const char *s)
+{
+    size_t n = strlen(s);
+    while (n > 0) {
+        ssize_t w = write(STDERR_FILENO, s, n);
+        if (w <= 0)
+            return;
+        s += w;
+        n -= (size_t)w;
+    }
+}
+
+static void on_timeout(int sig)
+{
+    (void)sig;
+    if (watchdog.rank != 0 && !watchdog.fired) {
+        watchdog.fired = 1;
+        alarm(1);
+        return;
+    }
+    if (watchdog.rank == 0) {
+        char count[24], *p = count + sizeof count;
+        long n = watchdog.calls_done;
+        *--p = '\0';
+        do
+            *--p = (char)('0' + n % 10);
+        while ((n /= 10) > 0);
+        write_all(watchdog.head);
+        write_all(watchdog.where[0] ? watchdog.where : "set-up");
+        write_all(" after ");
+        write_all(p);
+        write_all(" timed call(s); the run is stopped\n");
+    }
+    _exit(3);
+}
+
+static void start_watchdog(jb_ctx *ctx)
+{
+    if (ctx->opt.timeout == 0)
+        return;
+    snprintf(watchdog.head, sizeof watchdog.head, "jb-%s: error: --timeout %ld s passed in ", ctx->name,
+             ctx->opt.timeout);
+    watchdog.rank = ctx->rank;
+    struct sigaction sa;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_handler = on_timeout;
+    sa.sa_flags = SA_RESTART;
+    sigemptyset(&sa.sa_mask);
+    sigaction(SIGALRM, &sa, NULL);
+    alarm((unsigned)ctx->opt.timeout);
+}
+
+/* $JB_TIMEOUT: a site's default for --timeout, checked like the option. */
+static void timeout_from_environment(jb_ctx *ctx)
+{
+    const char *env = getenv("JB_TIMEOUT");
+    char err[JB_ERRLEN];
+    if (env && *env)
+        jb_option(ctx, "JB_TIMEOUT", jb_parse_long(env, 0, 100000000, &ctx->opt.timeout, err), err);
 }
 
 static void detect_nodes(jb_ctx *ctx)
@@ -122,12 +269,13 @@ static void detect_nodes(jb_ctx *ctx)
     if (leaders != MPI_COMM_NULL) {
         MPI_Comm_rank(leaders, &node);
         MPI_Comm_size(leaders, &nnodes);
-        MPI_Comm_free(&leaders);
     }
     MPI_Bcast(&node, 1, MPI_INT, 0, node_comm);
     MPI_Bcast(&nnodes, 1, MPI_INT, 0, node_comm);
     MPI_Comm_free(&node_comm);
     n->real_nnodes = nnodes;
+    n->real_local_size = local_size;
+    n->leaders = leaders; /* the node list is gathered over it at the end */
 
     long k = ctx->opt.tasks_per_node;
     if (k > 0) {
@@ -172,47 +320,31 @@ static void calibrate_timer(jb_timer *t)
     t->overhead = (MPI_Wtime() - start) / CALLS;
 }
 
-/* An unwritable --json path is found before the run, not after it. */
-static void check_json_path(jb_ctx *ctx)
-{
-    char reason[JB_ERRLEN] = "";
-    if (ctx->rank == 0 && ctx->opt.json_path) {
-        char probe[4096];
-        snprintf(probe, sizeof probe, "%s.tmp.%ld", ctx->opt.json_path, (long)getpid());
-        FILE *f = fopen(probe, "w");
-        if (!f)
-            snprintf(reason, sizeof reason, "--json: cannot write '%s': %s", ctx->opt.json_path, strerror(errno));
-        else {
-            fclose(f);
-            remove(probe);
-        }
-    }
-    MPI_Bcast(reason, sizeof reason, MPI_CHAR, 0, MPI_COMM_WORLD);
-    if (reason[0])
-        jb_fail(ctx, "%s", reason);
-}
-
 void jb_options_done(jb_ctx *ctx, int optind_after)
 {
     if (optind_after < ctx->argc)
         jb_fail(ctx, "unexpected argument '%s' (options start with --)", ctx->argv[optind_after]);
-    check_json_path(ctx);
+    if (ctx->opt.json_path)
+        jb_check_output(ctx, "--json", ctx->opt.json_path);
     detect_nodes(ctx);
+    memory_per_task(ctx);
     calibrate_timer(&ctx->timer);
     jb_json_int(&ctx->config, "calls", ctx->opt.calls);
     jb_json_int(&ctx->config, "warmup", ctx->opt.warmup);
     jb_json_bool(&ctx->config, "validate", ctx->opt.validate);
     jb_json_int(&ctx->config, "seed", (long long)ctx->opt.seed);
-    if (ctx->rank == 0) {
-        char lib[MPI_MAX_LIBRARY_VERSION_STRING];
-        int len;
-        MPI_Get_library_version(lib, &len);
-        lib[strcspn(lib, "\n")] = '\0'; /* the first line names library and version */
-        for (char *p = lib; *p; p++)
-            if (*p == '\t')
-                *p = ' ';
-        printf("# jb-%s %s\n# mpi_library: %s\n", ctx->name, JB_VERSION, lib);
-    }
+    jb_json_int(&ctx->config, "timeout_s", ctx->opt.timeout);
+    int len;
+    MPI_Get_library_version(ctx->mpi_library, &len);
+    ctx->mpi_library[strcspn(ctx->mpi_library, "\n")] = '\0'; /* the first line names library and version */
+    for (char *p = ctx->mpi_library; *p; p++)
+        if (*p == '\t')
+            *p = ' ';
+    for (len = (int)strlen(ctx->mpi_library); len > 0 && ctx->mpi_library[len - 1] == ' ';)
+        ctx->mpi_library[--len] = '\0';
+    if (ctx->rank == 0)
+        printf("# jb-%s %s\n# mpi_library: %s\n", ctx->name, JB_VERSION, ctx->mpi_library);
+    start_watchdog(ctx);
 }
 
 void jb_busy_wait(double seconds)

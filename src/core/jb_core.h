@@ -11,16 +11,29 @@
 #include "jb_util.h"
 
 /* Options every benchmark takes; a benchmark lists them after its own in
- * its getopt_long table and passes unhandled codes to jb_common_option. */
-#define JB_COMMON_LONGOPTS                                   \
-    {"json", required_argument, NULL, 0x100},                \
-    {"calls", required_argument, NULL, 0x101},               \
-    {"warmup", required_argument, NULL, 0x102},              \
-    {"seed", required_argument, NULL, 0x103},                \
-    {"validate", no_argument, NULL, 0x104},                  \
-    {"tasks-per-node", required_argument, NULL, 0x105},      \
-    {"help", no_argument, NULL, 'h'},                        \
-    {"version", no_argument, NULL, 0x106},                   \
+ * its getopt_long table and passes unhandled codes to jb_common_option.
+ * Their codes lie above every character a benchmark's short codes use. */
+enum jb_common_code {
+    JB_OPT_JSON = 0x100,
+    JB_OPT_CALLS,
+    JB_OPT_WARMUP,
+    JB_OPT_SEED,
+    JB_OPT_VALIDATE,
+    JB_OPT_TASKS_PER_NODE,
+    JB_OPT_VERSION,
+    JB_OPT_TIMEOUT,
+};
+
+#define JB_COMMON_LONGOPTS                                           \
+    {"json", required_argument, NULL, JB_OPT_JSON},                  \
+    {"calls", required_argument, NULL, JB_OPT_CALLS},                \
+    {"warmup", required_argument, NULL, JB_OPT_WARMUP},              \
+    {"seed", required_argument, NULL, JB_OPT_SEED},                  \
+    {"validate", no_argument, NULL, JB_OPT_VALIDATE},                \
+    {"tasks-per-node", required_argument, NULL, JB_OPT_TASKS_PER_NODE}, \
+    {"timeout", required_argument, NULL, JB_OPT_TIMEOUT},            \
+    {"help", no_argument, NULL, 'h'},                                \
+    {"version", no_argument, NULL, JB_OPT_VERSION},                  \
     {NULL, 0, NULL, 0}
 
 #define JB_COMMON_HELP                                                                      \
@@ -30,6 +43,8 @@
     "  --validate            check every received payload; a mismatch is an error\n"       \
     "  --seed S              seed of the random streams (per rank)\n"                       \
     "  --json FILE           write the whole run as JSON (atomically)\n"                    \
+    "  --timeout S           end the run, naming where it was, after S seconds; 0: never\n" \
+    "                        [$JB_TIMEOUT, else 0]\n"                                       \
     "  --version, --help\n"
 
 typedef struct {
@@ -38,6 +53,7 @@ typedef struct {
     unsigned long long seed;
     int validate;
     long tasks_per_node; /* 0: from MPI_COMM_TYPE_SHARED */
+    long timeout;        /* seconds; 0: no watchdog */
 } jb_common;
 
 /* Where this rank lives: real nodes from MPI_Comm_split_type, or virtual
@@ -50,6 +66,8 @@ typedef struct {
     int min_tpn, max_tpn;
     int virtual_nodes;   /* 1 when forced by --tasks-per-node */
     int real_nnodes;     /* nodes as the MPI sees them */
+    int real_local_size; /* ranks on this rank's real node */
+    MPI_Comm leaders;    /* the first rank of each real node, or MPI_COMM_NULL */
 } jb_nodes;
 
 typedef struct {
@@ -68,6 +86,9 @@ typedef struct {
     jb_common opt;
     jb_nodes nodes;
     jb_timer timer;
+    char mpi_library[MPI_MAX_LIBRARY_VERSION_STRING]; /* its first line */
+    size_t memory_per_task;  /* what a task may hold: its share of the smallest node */
+    int write_failed;        /* an output could not be written: exit 1 */
     jb_json config;       /* the benchmark's "config" object, filled by it */
     jb_json results;      /* result entries, rank 0 only */
     jb_json *entry;       /* the result being written, or NULL */
@@ -94,15 +115,35 @@ void jb_fail(jb_ctx *ctx, const char *fmt, ...) __attribute__((format(printf, 2,
 /* For conditions seen on some ranks only: agreed by one MPI_Allreduce, so
  * every rank fails together (the message names how many ranks saw it). */
 void jb_fail_if_any(jb_ctx *ctx, int local_bad, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
-/* Parses an option value with a jb_parse_* call; fails naming the option. */
-#define JB_PARSE(ctx, optname, call)                                       \
-    do {                                                                   \
-        char jb_err_[JB_ERRLEN];                                           \
-        char *err = jb_err_;                                               \
-        if ((call) != 0)                                                   \
-            jb_fail((ctx), "%s: %s", (optname), jb_err_);                  \
-        (void)err;                                                         \
-    } while (0)
+/* Ends the run naming the option when a jb_parse_* call failed (rc != 0,
+ * message in err):  jb_option(ctx, "--calls", jb_parse_long(..., err), err). */
+void jb_option(jb_ctx *ctx, const char *optname, int rc, const char *err);
+
+/* Refuses the run, naming the largest term, when the memory it will hold per
+ * task overflows or exceeds ctx->memory_per_task.  Every rank computes the
+ * same sum from the options, so this needs no communication. */
+void jb_memory_check(jb_ctx *ctx, const jb_memory *m);
+/* calloc(count, size) for what (named in the error); a failure (only after
+ * jb_memory_check passed: the node ran out) prints one line and aborts the job. */
+void *jb_alloc(jb_ctx *ctx, size_t count, size_t size, const char *what);
+
+/* ---- files ------------------------------------------------------------------
+ * An output (--json, --samples) is checked before the run: not empty, not a
+ * directory or device, in a folder that exists and can be written.  Collective. */
+void jb_check_output(jb_ctx *ctx, const char *optname, const char *path);
+/* Opens path's temporary twin for writing; jb_output_close fsyncs it and
+ * renames it over path (or removes it and returns -1 with a message in err). */
+FILE *jb_output_open(const char *path, char *tmp, size_t tmp_len, char *err);
+int jb_output_close(FILE *f, const char *tmp, const char *path, char *err);
+/* Reads a regular file of at most max_bytes on rank 0 and broadcasts it (in
+ * chunks: 64-bit lengths); every rank gets it NUL-terminated.  Collective;
+ * a missing, special (FIFO, device, folder) or oversized file fails the run. */
+char *jb_read_input(jb_ctx *ctx, const char *optname, const char *path, size_t max_bytes);
+
+/* ---- the watchdog (--timeout) ----------------------------------------------
+ * The variant being measured and its calls, named when the run times out. */
+void jb_watch(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+void jb_watch_call_done(void); /* jb_calls_record counts the timed calls */
 
 /* Busy-waits for the given seconds (calibrated noise, not sleep: a sleeping
  * task would give its core away and change what is measured). */
@@ -122,8 +163,6 @@ void jb_result_end(jb_ctx *ctx);
  * the process exit code. */
 int jb_finish(jb_ctx *ctx);
 
-#endif
-
 /* ---- per-call statistics over tasks ----------------------------------------
  * For call c and task t with time x[t][c] (us), as the Switch Jitter study
  * defines them: MAX = mean over c of max over t, AVG = mean over c of mean
@@ -135,11 +174,13 @@ typedef struct {
     double *mine;            /* this task's time per call */
     jb_hist local;           /* this task's times */
     double *max, *sum, *min; /* per call over tasks, rank 0 after reduce */
+    double *low, *high, *avg; /* working space of reduce and report */
     jb_hist all;             /* merged, rank 0 after reduce */
     int tasks;               /* tasks that recorded each call */
 } jb_calls;
 
-void jb_calls_init(jb_calls *s, long calls);
+void jb_calls_init(jb_ctx *ctx, jb_calls *s, long calls);
+void jb_calls_memory(jb_memory *m, long calls);
 void jb_calls_free(jb_calls *s);
 void jb_calls_clear(jb_calls *s);                      /* before the next result */
 void jb_calls_record(jb_calls *s, long call, double us);
@@ -152,3 +193,5 @@ void jb_calls_reduce(jb_calls *s, MPI_Comm comm);
 void jb_calls_report(jb_ctx *ctx, const jb_calls *s, int series);
 /* The JSON text that says how each of those is aggregated (for "config"). */
 void jb_calls_describe(jb_json *j);
+
+#endif

@@ -10,10 +10,24 @@
 
 static void put(jb_json *j, const char *s, size_t n)
 {
-    if (j->len + n + 1 > j->cap) {
-        while (j->len + n + 1 > j->cap)
-            j->cap = j->cap ? 2 * j->cap : 4096;
-        j->buf = realloc(j->buf, j->cap);
+    size_t need;
+    if (j->failed)
+        return;
+    if (jb_add(j->len, n + 1, &need)) {
+        j->failed = 1;
+        return;
+    }
+    if (need > j->cap) {
+        size_t cap = j->cap ? j->cap : 4096;
+        while (cap < need && !jb_mul(cap, 2, &cap))
+            ;
+        char *buf = cap >= need ? realloc(j->buf, cap) : NULL;
+        if (!buf) {
+            j->failed = 1;
+            return;
+        }
+        j->buf = buf;
+        j->cap = cap;
     }
     memcpy(j->buf + j->len, s, n);
     j->len += n;

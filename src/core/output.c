@@ -45,23 +45,16 @@ static int is_protocol_env(const char *entry)
  * leaders only: O(nodes) on rank 0, never O(ranks x calls). */
 static void node_list_json(jb_ctx *ctx, jb_json *j)
 {
-    char name[MPI_MAX_PROCESSOR_NAME] = {0};
-    int len;
-    MPI_Get_processor_name(name, &len);
-    MPI_Comm node_comm, leaders;
-    MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &node_comm);
-    int local_rank;
-    MPI_Comm_rank(node_comm, &local_rank);
-    MPI_Comm_free(&node_comm);
-    MPI_Comm_split(MPI_COMM_WORLD, local_rank == 0 ? 0 : MPI_UNDEFINED, ctx->rank, &leaders);
+    MPI_Comm leaders = ctx->nodes.leaders;
     if (leaders == MPI_COMM_NULL)
         return;
-    int lrank, lsize;
+    char name[MPI_MAX_PROCESSOR_NAME] = {0};
+    int len, lrank, lsize;
+    MPI_Get_processor_name(name, &len);
     MPI_Comm_rank(leaders, &lrank);
     MPI_Comm_size(leaders, &lsize);
-    char *all = lrank == 0 ? malloc((size_t)lsize * MPI_MAX_PROCESSOR_NAME) : NULL;
+    char *all = lrank == 0 ? jb_alloc(ctx, (size_t)lsize, MPI_MAX_PROCESSOR_NAME, "the node list") : NULL;
     MPI_Gather(name, MPI_MAX_PROCESSOR_NAME, MPI_CHAR, all, MPI_MAX_PROCESSOR_NAME, MPI_CHAR, 0, leaders);
-    MPI_Comm_free(&leaders);
     if (ctx->rank != 0) /* world rank 0 is always leader 0 */
         return;
     /* on stdout too: a batch system's record of the nodes can be missing (a job
@@ -79,16 +72,12 @@ static void node_list_json(jb_ctx *ctx, jb_json *j)
 
 static void metadata_json(jb_ctx *ctx, jb_json *j)
 {
-    char lib[MPI_MAX_LIBRARY_VERSION_STRING] = {0};
-    int len, major, minor;
-    MPI_Get_library_version(lib, &len);
+    int major, minor;
     MPI_Get_version(&major, &minor);
-    while (len > 0 && (lib[len - 1] == '\n' || lib[len - 1] == ' ' || lib[len - 1] == '\0'))
-        lib[--len] = '\0';
 
     jb_json_object(j, "metadata");
     jb_json_str(j, "benchmark_version", JB_VERSION);
-    jb_json_str(j, "mpi_library", lib);
+    jb_json_str(j, "mpi_library", ctx->mpi_library);
     char std[16];
     snprintf(std, sizeof std, "%d.%d", major, minor);
     jb_json_str(j, "mpi_standard", std);
@@ -224,22 +213,12 @@ void jb_result_end(jb_ctx *ctx)
 static int write_atomically(const char *path, const char *text, char *err)
 {
     char tmp[4096];
-    snprintf(tmp, sizeof tmp, "%s.tmp.%ld", path, (long)getpid());
-    FILE *f = fopen(tmp, "w");
-    if (!f) {
-        snprintf(err, JB_ERRLEN, "cannot write '%s': %s", path, strerror(errno));
+    FILE *f = jb_output_open(path, tmp, sizeof tmp, err);
+    if (!f)
         return -1;
-    }
-    size_t len = strlen(text);
-    int ok = fwrite(text, 1, len, f) == len && fputc('\n', f) != EOF && fflush(f) == 0 &&
-             fsync(fileno(f)) == 0;
-    ok = (fclose(f) == 0) && ok;
-    if (!ok || rename(tmp, path) != 0) {
-        snprintf(err, JB_ERRLEN, "cannot write '%s': %s", path, strerror(errno));
-        remove(tmp);
-        return -1;
-    }
-    return 0;
+    fputs(text, f);
+    fputc('\n', f);
+    return jb_output_close(f, tmp, path, err);
 }
 
 int jb_finish(jb_ctx *ctx)
@@ -252,7 +231,7 @@ int jb_finish(jb_ctx *ctx)
     jb_json_object(&doc, NULL);
     jb_json_str(&doc, "benchmark", ctx->name);
     metadata_json(ctx, &doc); /* collective: every rank takes part */
-    int rc = 0;
+    int rc = ctx->write_failed;
     if (ctx->rank == 0 && ctx->opt.json_path) {
         jb_json_end(&ctx->config);
         jb_json_end(&ctx->results);
@@ -260,7 +239,10 @@ int jb_finish(jb_ctx *ctx)
         jb_json_raw(&doc, "results", ctx->results.buf);
         jb_json_end(&doc);
         char err[JB_ERRLEN];
-        if (write_atomically(ctx->opt.json_path, doc.buf, err) != 0) {
+        if (doc.failed || ctx->config.failed || ctx->results.failed) /* a part is missing: write none of it */
+            snprintf(err, sizeof err, "cannot write '%s': out of memory for the JSON document", ctx->opt.json_path);
+        if (doc.failed || ctx->config.failed || ctx->results.failed ||
+            write_atomically(ctx->opt.json_path, doc.buf, err) != 0) {
             fprintf(stderr, "jb-%s: error: %s\n", ctx->name, err);
             rc = 1;
         }
@@ -268,6 +250,9 @@ int jb_finish(jb_ctx *ctx)
     jb_json_free(&doc);
     jb_json_free(&ctx->config);
     jb_json_free(&ctx->results);
+    if (ctx->nodes.leaders != MPI_COMM_NULL)
+        MPI_Comm_free(&ctx->nodes.leaders);
     MPI_Finalize();
+    alarm(0); /* a finalize that hangs is still the watchdog's */
     return rc;
 }

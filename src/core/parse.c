@@ -3,14 +3,38 @@
 #include "jb_util.h"
 
 #include <errno.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+/* strtol and friends skip leading blanks and take a sign: options do not. */
+static int starts_number(const char *text, int signed_)
+{
+    if (!text)
+        return 0;
+    if (signed_ && *text == '-')
+        text++;
+    return *text >= '0' && *text <= '9';
+}
+
+void jb_memory_add(jb_memory *m, const char *what, size_t count, size_t size)
+{
+    size_t bytes;
+    if (jb_mul(count, size, &bytes) || jb_add(m->bytes, bytes, &m->bytes)) {
+        m->overflow = 1;
+        bytes = (size_t)-1;
+    }
+    if (bytes >= m->largest_bytes) {
+        m->largest_bytes = bytes;
+        snprintf(m->largest, sizeof m->largest, "%s", what);
+    }
+}
+
 int jb_parse_size(const char *text, size_t *out, char *err)
 {
     char *end;
-    if (!text || !*text || *text == '-') {
+    if (!starts_number(text, 0)) {
         snprintf(err, JB_ERRLEN, "'%s' is not a size (bytes, with an optional K, M or G)", text ? text : "");
         return -1;
     }
@@ -47,6 +71,10 @@ static int for_each_item(const char *text, const char *what, char *err,
     }
     char *copy = strdup(text), *save = NULL;
     int rc = 0;
+    if (!copy) {
+        snprintf(err, JB_ERRLEN, "out of memory for a %s", what);
+        return -1;
+    }
     if (text[strlen(text) - 1] == ',' || text[0] == ',' || strstr(text, ",,")) {
         snprintf(err, JB_ERRLEN, "'%s' has an empty item in its %s", text, what);
         rc = -1;
@@ -59,13 +87,30 @@ static int for_each_item(const char *text, const char *what, char *err,
 
 typedef struct { size_t *v; int n, cap; } size_vec;
 
-static void size_push(size_vec *s, size_t x)
+/* Grows a vector of *cap elements of size bytes to hold one more; -1 when
+ * memory or the int count runs out (lists come from the command line). */
+static int grow(void **v, int n, int *cap, size_t size, char *err)
 {
-    if (s->n == s->cap) {
-        s->cap = s->cap ? 2 * s->cap : 8;
-        s->v = realloc(s->v, (size_t)s->cap * sizeof *s->v);
+    if (n < *cap)
+        return 0;
+    size_t bytes;
+    int want = *cap ? 2 * *cap : 8;
+    void *p = want > 0 && !jb_mul((size_t)want, size, &bytes) ? realloc(*v, bytes) : NULL;
+    if (!p) {
+        snprintf(err, JB_ERRLEN, "out of memory for a list of %d items", n + 1);
+        return -1;
     }
+    *v = p;
+    *cap = want;
+    return 0;
+}
+
+static int size_push(size_vec *s, size_t x, char *err)
+{
+    if (grow((void **)&s->v, s->n, &s->cap, sizeof *s->v, err))
+        return -1;
     s->v[s->n++] = x;
+    return 0;
 }
 
 static int size_item(const char *piece, void *ctx, char *err)
@@ -76,8 +121,7 @@ static int size_item(const char *piece, void *ctx, char *err)
         size_t x;
         if (jb_parse_size(piece, &x, err))
             return -1;
-        size_push(s, x);
-        return 0;
+        return size_push(s, x, err);
     }
     char lo_text[64];
     size_t lo, hi, len = (size_t)(colon - piece);
@@ -94,7 +138,8 @@ static int size_item(const char *piece, void *ctx, char *err)
         return -1;
     }
     for (size_t x = lo; x <= hi; x *= 2) {
-        size_push(s, x);
+        if (size_push(s, x, err))
+            return -1;
         if (x > ((size_t)-1) / 2)
             break;
     }
@@ -117,13 +162,34 @@ int jb_parse_long(const char *text, long lo, long hi, long *out, char *err)
 {
     char *end;
     errno = 0;
-    long v = text ? strtol(text, &end, 10) : 0;
-    if (!text || end == text || *end || errno) {
+    long v = starts_number(text, 1) ? strtol(text, &end, 10) : 0;
+    if (!starts_number(text, 1) || end == text || *end || errno) {
         snprintf(err, JB_ERRLEN, "'%s' is not a whole number", text ? text : "");
         return -1;
     }
     if (v < lo || v > hi) {
         snprintf(err, JB_ERRLEN, "%ld is out of range (%ld to %ld)", v, lo, hi);
+        return -1;
+    }
+    *out = v;
+    return 0;
+}
+
+int jb_parse_double(const char *text, double lo, double hi, double *out, char *err)
+{
+    char *end;
+    double v = 0;
+    if (starts_number(text, 1)) {
+        errno = 0;
+        v = strtod(text, &end);
+    }
+    /* starts_number keeps out "inf", "nan" and " 1"; isfinite the overflow to HUGE_VAL */
+    if (!starts_number(text, 1) || *end || errno || !isfinite(v)) {
+        snprintf(err, JB_ERRLEN, "'%s' is not a finite number", text ? text : "");
+        return -1;
+    }
+    if (v < lo || v > hi) {
+        snprintf(err, JB_ERRLEN, "%g is out of range (%g to %g)", v, lo, hi);
         return -1;
     }
     *out = v;
@@ -138,10 +204,8 @@ static int long_item(const char *piece, void *ctx, char *err)
     long x;
     if (jb_parse_long(piece, s->lo, s->hi, &x, err))
         return -1;
-    if (s->n == s->cap) {
-        s->cap = s->cap ? 2 * s->cap : 8;
-        s->v = realloc(s->v, (size_t)s->cap * sizeof *s->v);
-    }
+    if (grow((void **)&s->v, s->n, &s->cap, sizeof *s->v, err))
+        return -1;
     s->v[s->n++] = x;
     return 0;
 }
@@ -162,15 +226,20 @@ int jb_parse_dims(const char *text, int maxdims, int *dims, int *ndims, char *er
 {
     const char *p = text;
     int n = 0;
+    size_t product = 1;
     while (p && *p) {
-        char *end;
+        char *end = (char *)p;
         errno = 0;
-        long d = strtol(p, &end, 10);
+        long d = starts_number(p, 0) ? strtol(p, &end, 10) : 0;
         if (end == p || errno || d < 1 || d > 1L << 20 || n == maxdims || (*end && *end != 'x')) {
             snprintf(err, JB_ERRLEN, "'%s' is not a shape AxB (up to %d positive dimensions)", text, maxdims);
             return -1;
         }
         dims[n++] = (int)d;
+        if (jb_mul(product, (size_t)d, &product) || product > 0x7fffffff) {
+            snprintf(err, JB_ERRLEN, "shape '%s' has more than 2^31 - 1 points", text);
+            return -1;
+        }
         p = *end ? end + 1 : end;
         if (*end && !*p) {
             snprintf(err, JB_ERRLEN, "'%s' is not a shape AxB (up to %d positive dimensions)", text, maxdims);

@@ -27,12 +27,13 @@ void jb_summarize(const double *x, size_t n, jb_summary *s)
 {
     memset(s, 0, sizeof *s);
     s->n = n;
-    if (n == 0) {
+    size_t bytes;
+    double *sorted = n && !jb_mul(n, sizeof *sorted, &bytes) ? malloc(bytes) : NULL;
+    if (!sorted) { /* nothing to summarize, or no memory for it: every statistic unknown */
         s->mean = s->stddev = s->min = s->max = NAN;
         s->p50 = s->p90 = s->p99 = s->p999 = NAN;
         return;
     }
-    double *sorted = malloc(n * sizeof *sorted);
     memcpy(sorted, x, n * sizeof *sorted);
     qsort(sorted, n, sizeof *sorted, cmp_double);
     double sum = 0.0;

@@ -47,7 +47,8 @@ static void probe_pair(jb_ctx *ctx, const char *where, int partner, double delay
         return;
     }
     MPI_Comm_rank(p.comm, &p.me);
-    p.buf = calloc(max_size + 1, 1);
+    p.buf = jb_alloc(ctx, max_size + 1, 1, "--max-size");
+    jb_watch("the %s pair (ranks 0 and %d),", where, partner);
     probe_log l;
     jb_json_init(&l.log);
     jb_json_array(&l.log, NULL);
@@ -82,12 +83,13 @@ int main(int argc, char **argv)
     long delay_us = 50000, repeats = 3;
     size_t max_size = 4 << 20;
     int c;
+    char err[JB_ERRLEN];
     jb_init(&ctx, &argc, &argv, "eager", usage, 1, 0);
     while ((c = getopt_long(argc, argv, ":h", longopts, NULL)) != -1) {
         switch (c) {
-        case 'd': JB_PARSE(&ctx, "--delay", jb_parse_long(optarg, 100, 10000000, &delay_us, err)); break;
-        case 'r': JB_PARSE(&ctx, "--repeats", jb_parse_long(optarg, 1, 63, &repeats, err)); break;
-        case 'm': JB_PARSE(&ctx, "--max-size", jb_parse_size(optarg, &max_size, err)); break;
+        case 'd': jb_option(&ctx, "--delay", jb_parse_long(optarg, 100, 10000000, &delay_us, err), err); break;
+        case 'r': jb_option(&ctx, "--repeats", jb_parse_long(optarg, 1, 63, &repeats, err), err); break;
+        case 'm': jb_option(&ctx, "--max-size", jb_parse_size(optarg, &max_size, err), err); break;
         default: jb_common_option(&ctx, c, optarg);
         }
     }

@@ -46,14 +46,16 @@ typedef struct {
 
 static void parse_inject(jb_ctx *ctx, const char *text, halo_options *o)
 {
-    char *end;
-    o->inject_p = strtod(text, &end);
-    if (end == text || *end != ':' || !(o->inject_p >= 0.0 && o->inject_p <= 1.0))
-        jb_fail(ctx, "--inject: '%s' is not P:US with a probability P from 0 to 1", text);
-    const char *us = end + 1;
-    o->inject_us = strtod(us, &end);
-    if (end == us || *end || !(o->inject_us > 0.0))
-        jb_fail(ctx, "--inject: '%s' is not P:US with a positive wait US in microseconds", text);
+    char p[64], err[JB_ERRLEN];
+    const char *colon = strchr(text, ':');
+    size_t len = colon ? (size_t)(colon - text) : 0;
+    if (!colon || len >= sizeof p)
+        jb_fail(ctx, "--inject: '%s' is not P:US, a probability and a wait in microseconds", text);
+    memcpy(p, text, len);
+    p[len] = '\0';
+    jb_option(ctx, "--inject probability", jb_parse_double(p, 0.0, 1.0, &o->inject_p, err), err);
+    /* up to 10 s of noise per call: longer is a hang, not noise */
+    jb_option(ctx, "--inject wait (us)", jb_parse_double(colon + 1, 1e-3, 1e7, &o->inject_us, err), err);
 }
 
 static void parse_options(jb_ctx *ctx, int argc, char **argv, halo_options *o)
@@ -69,6 +71,7 @@ static void parse_options(jb_ctx *ctx, int argc, char **argv, halo_options *o)
     size_t ns = 0, ew = 0;
     long px = 0;
     int c, dims[2], ndims, place[2];
+    char err[JB_ERRLEN];
     memset(o, 0, sizeof *o);
     L->periodic = 1;
     for (int p = 0; p < NPATTERNS; p++)
@@ -76,33 +79,33 @@ static void parse_options(jb_ctx *ctx, int argc, char **argv, halo_options *o)
     while ((c = getopt_long(argc, argv, ":h", longopts, NULL)) != -1) {
         switch (c) {
         case 'p':
-            JB_PARSE(ctx, "--pattern", jb_parse_name_list(optarg, halo_pattern_names, halo_pattern_letters, o->patterns, err));
+            jb_option(ctx, "--pattern", jb_parse_name_list(optarg, halo_pattern_names, halo_pattern_letters, o->patterns, err), err);
             break;
         case 'P':
-            JB_PARSE(ctx, "--placement", jb_parse_name_list(optarg, placement_names, NULL, place, err));
+            jb_option(ctx, "--placement", jb_parse_name_list(optarg, placement_names, NULL, place, err), err);
             if (place[0] + place[1] != 1)
                 jb_fail(ctx, "--placement: give one placement, row or bunched");
             L->placement = place[1] ? PLACE_BUNCHED : PLACE_ROW;
             break;
         case 'b':
-            JB_PARSE(ctx, "--block", jb_parse_dims(optarg, 2, dims, &ndims, err));
+            jb_option(ctx, "--block", jb_parse_dims(optarg, 2, dims, &ndims, err), err);
             if (ndims != 2)
                 jb_fail(ctx, "--block: '%s' is not AxB", optarg);
             L->bx = dims[0];
             L->by = dims[1];
             break;
-        case 'x': JB_PARSE(ctx, "--px", jb_parse_long(optarg, 1, 1 << 24, &px, err)); break;
+        case 'x': jb_option(ctx, "--px", jb_parse_long(optarg, 1, 1 << 24, &px, err), err); break;
         case 'N': L->periodic = 0; break;
         case 's':
             free(o->ns_sizes);
-            JB_PARSE(ctx, "--size", jb_parse_size_list(optarg, &o->ns_sizes, &o->nsizes, err));
+            jb_option(ctx, "--size", jb_parse_size_list(optarg, &o->ns_sizes, &o->nsizes, err), err);
             break;
-        case 'y': JB_PARSE(ctx, "--ns-size", jb_parse_size(optarg, &ns, err)); break;
-        case 'e': JB_PARSE(ctx, "--ew-size", jb_parse_size(optarg, &ew, err)); break;
+        case 'y': jb_option(ctx, "--ns-size", jb_parse_size(optarg, &ns, err), err); break;
+        case 'e': jb_option(ctx, "--ew-size", jb_parse_size(optarg, &ew, err), err); break;
         case 'i': parse_inject(ctx, optarg, o); break;
         case 'S': o->series = 1; break;
         case 't':
-            JB_PARSE(ctx, "--trace-tasks", jb_parse_long_list(optarg, 0, ctx->size - 1, &o->traced, &o->ntraced, err));
+            jb_option(ctx, "--trace-tasks", jb_parse_long_list(optarg, 0, ctx->size - 1, &o->traced, &o->ntraced, err), err);
             if (o->ntraced > MAX_TRACED)
                 jb_fail(ctx, "--trace-tasks: at most %d tasks", MAX_TRACED);
             break;
@@ -113,12 +116,9 @@ static void parse_options(jb_ctx *ctx, int argc, char **argv, halo_options *o)
     jb_options_done(ctx, optind);
 
     /* --size sweeps both directions; --ns-size / --ew-size override one direction */
-    if (!o->ns_sizes) {
-        o->nsizes = 1;
-        o->ns_sizes = malloc(sizeof *o->ns_sizes);
-        o->ns_sizes[0] = 4096;
-    }
-    o->ew_sizes = malloc((size_t)o->nsizes * sizeof *o->ew_sizes);
+    if (!o->ns_sizes)
+        jb_option(ctx, "--size", jb_parse_size_list("4K", &o->ns_sizes, &o->nsizes, err), err);
+    o->ew_sizes = jb_alloc(ctx, (size_t)o->nsizes, sizeof *o->ew_sizes, "--size");
     for (int i = 0; i < o->nsizes; i++) {
         o->ew_sizes[i] = ew ? ew : o->ns_sizes[i];
         o->ns_sizes[i] = ns ? ns : o->ns_sizes[i];
@@ -133,7 +133,19 @@ static void parse_options(jb_ctx *ctx, int argc, char **argv, halo_options *o)
                 ctx->nodes.min_tpn, ctx->nodes.max_tpn);
     L->tpn = ctx->nodes.tasks_per_node;
     L->px = px ? (int)px : halo_default_px(ctx->size, 16);
-    JB_PARSE(ctx, "decomposition", halo_layout_setup(L, ctx->size, err));
+    jb_option(ctx, "decomposition", halo_layout_setup(L, ctx->size, err), err);
+
+    size_t largest = 0;
+    for (int i = 0; i < o->nsizes; i++)
+        largest = o->ns_sizes[i] > largest ? o->ns_sizes[i] : largest;
+    for (int i = 0; i < o->nsizes; i++)
+        largest = o->ew_sizes[i] > largest ? o->ew_sizes[i] : largest;
+    jb_memory m = {0};
+    jb_memory_add(&m, "--size (a send and a receive buffer per direction)", 2 * NDIRS, largest + 1);
+    jb_calls_memory(&m, ctx->opt.calls);
+    jb_memory_add(&m, "--calls (noise injected per call)", 2, (size_t)ctx->opt.calls * sizeof(double));
+    jb_memory_add(&m, "--trace-tasks x --calls (on rank 0)", (size_t)o->ntraced, (size_t)ctx->opt.calls * sizeof(double));
+    jb_memory_check(ctx, &m);
 }
 
 /* Payload byte i sent by grid task g towards d in call c: checked on receipt. */
@@ -261,22 +273,24 @@ int main(int argc, char **argv)
     jb_rng rng;
     jb_rng_seed(&rng, ctx.opt.seed, (uint64_t)ctx.rank);
     jb_calls st;
-    jb_calls_init(&st, calls);
-    double *injected_mine = calloc((size_t)calls, sizeof *injected_mine);
-    double *injected_per_call = calloc((size_t)calls, sizeof *injected_per_call);
-    double **traces = calloc((size_t)o.ntraced + 1, sizeof *traces);
+    jb_calls_init(&ctx, &st, calls);
+    double *injected_mine = jb_alloc(&ctx, (size_t)calls, sizeof *injected_mine, "--calls");
+    double *injected_per_call = jb_alloc(&ctx, (size_t)calls, sizeof *injected_per_call, "--calls");
+    double **traces = jb_alloc(&ctx, (size_t)o.ntraced + 1, sizeof *traces, "--trace-tasks");
     for (int k = 0; ctx.rank == 0 && k < o.ntraced; k++)
-        traces[k] = malloc((size_t)calls * sizeof **traces);
+        traces[k] = jb_alloc(&ctx, (size_t)calls, sizeof **traces, "--trace-tasks x --calls");
 
     for (int s = 0; s < o.nsizes; s++) {
         for (int d = 0; d < NDIRS; d++) {
             h.bytes[d] = d == NORTH || d == SOUTH ? o.ns_sizes[s] : o.ew_sizes[s];
-            h.send[d] = calloc(h.bytes[d] + 1, 1);
-            h.recv[d] = calloc(h.bytes[d] + 1, 1);
+            h.send[d] = jb_alloc(&ctx, h.bytes[d] + 1, 1, "--size");
+            h.recv[d] = jb_alloc(&ctx, h.bytes[d] + 1, 1, "--size");
         }
         for (int pattern = 0; pattern < NPATTERNS; pattern++) {
             if (!o.patterns[pattern])
                 continue;
+            jb_watch("pattern %s, sizes %zu (north-south) and %zu (east-west),", halo_pattern_names[pattern],
+                     o.ns_sizes[s], o.ew_sizes[s]);
             long bad_bytes = 0, injected = 0, injected_all = 0;
             jb_calls_clear(&st);
             for (long c = -ctx.opt.warmup; c < calls; c++) {
@@ -313,6 +327,9 @@ int main(int argc, char **argv)
         }
     }
     jb_calls_free(&st);
+    for (int k = 0; k < o.ntraced; k++)
+        free(traces[k]);
+    free(traces);
     free(injected_mine);
     free(injected_per_call);
     MPI_Comm_free(&h.comm);

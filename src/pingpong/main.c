@@ -33,6 +33,25 @@ static unsigned char payload(int pair, int direction, int k, size_t i)
     return (unsigned char)(pair * 7 + direction * 5 + k * 13 + (long)i);
 }
 
+static long most_messages(const pp_options *o)
+{
+    long most = 0;
+    for (int k = 0; k < o->nmessages; k++)
+        most = o->messages[k] > most ? o->messages[k] : most;
+    return most;
+}
+
+/* The largest message: a size, or a whole total (sent as one message when n = 1). */
+static size_t largest_message(const pp_options *o)
+{
+    size_t most = 0;
+    for (int i = 0; i < o->nsizes; i++)
+        most = o->sizes[i] > most ? o->sizes[i] : most;
+    for (int i = 0; i < o->ntotals; i++)
+        most = o->totals[i] > most ? o->totals[i] : most;
+    return most;
+}
+
 static void parse(jb_ctx *ctx, int argc, char **argv, pp_options *o)
 {
     static const struct option longopts[] = {
@@ -40,15 +59,16 @@ static void parse(jb_ctx *ctx, int argc, char **argv, pp_options *o)
         {"messages", required_argument, NULL, 'n'}, {"total", required_argument, NULL, 'T'},
         {"series", no_argument, NULL, 'S'}, JB_COMMON_LONGOPTS};
     int c;
+    char err[JB_ERRLEN];
     memset(o, 0, sizeof *o);
     for (int m = 0; m < NMODES; m++)
         o->modes[m] = 1;
     while ((c = getopt_long(argc, argv, ":h", longopts, NULL)) != -1) {
         switch (c) {
-        case 'M': JB_PARSE(ctx, "--mode", jb_parse_name_list(optarg, send_mode_names, NULL, o->modes, err)); break;
-        case 's': JB_PARSE(ctx, "--size", jb_parse_size_list(optarg, &o->sizes, &o->nsizes, err)); break;
-        case 'n': JB_PARSE(ctx, "--messages", jb_parse_long_list(optarg, 1, 64, &o->messages, &o->nmessages, err)); break;
-        case 'T': JB_PARSE(ctx, "--total", jb_parse_size_list(optarg, &o->totals, &o->ntotals, err)); break;
+        case 'M': jb_option(ctx, "--mode", jb_parse_name_list(optarg, send_mode_names, NULL, o->modes, err), err); break;
+        case 's': jb_option(ctx, "--size", jb_parse_size_list(optarg, &o->sizes, &o->nsizes, err), err); break;
+        case 'n': jb_option(ctx, "--messages", jb_parse_long_list(optarg, 1, 64, &o->messages, &o->nmessages, err), err); break;
+        case 'T': jb_option(ctx, "--total", jb_parse_size_list(optarg, &o->totals, &o->ntotals, err), err); break;
         case 'S': o->series = 1; break;
         default: jb_common_option(ctx, c, optarg);
         }
@@ -59,9 +79,9 @@ static void parse(jb_ctx *ctx, int argc, char **argv, pp_options *o)
     if (o->sizes && o->totals)
         jb_fail(ctx, "give either --size or --total");
     if (!o->sizes && !o->totals)
-        JB_PARSE(ctx, "--size", jb_parse_size_list("8:64K", &o->sizes, &o->nsizes, err));
+        jb_option(ctx, "--size", jb_parse_size_list("8:64K", &o->sizes, &o->nsizes, err), err);
     if (!o->messages)
-        JB_PARSE(ctx, "--messages", jb_parse_long_list("1,2,4,8,16,32,64", 1, 64, &o->messages, &o->nmessages, err));
+        jb_option(ctx, "--messages", jb_parse_long_list("1,2,4,8,16,32,64", 1, 64, &o->messages, &o->nmessages, err), err);
     for (int t = 0; t < o->ntotals; t++)
         for (int k = 0; k < o->nmessages; k++)
             if (o->totals[t] % (size_t)o->messages[k])
@@ -69,6 +89,15 @@ static void parse(jb_ctx *ctx, int argc, char **argv, pp_options *o)
     for (int i = 0; i < o->nsizes; i++)
         if (o->sizes[i] > (size_t)1 << 30)
             jb_fail(ctx, "--size: sizes above 1G are not supported");
+    for (int t = 0; t < o->ntotals; t++)
+        if (o->totals[t] > (size_t)1 << 30)
+            jb_fail(ctx, "--total: totals above 1G are not supported");
+
+    jb_memory m = {0};
+    jb_memory_add(&m, "--messages x --size (a send and a receive buffer per message)", 2 * (size_t)most_messages(o),
+                  largest_message(o) + 1);
+    jb_calls_memory(&m, ctx->opt.calls);
+    jb_memory_check(ctx, &m);
 }
 
 /* One result: warm-up and timed cycles for one mode, size and n. */
@@ -83,6 +112,7 @@ static void measure(jb_ctx *ctx, const pp_options *o, pingpong *p, MPI_Comm ping
         memset(p->recv[k], 0, size);
     }
     jb_calls_clear(st);
+    jb_watch("mode %s, size %zu, %d message(s) each way,", send_mode_names[mode], size, n);
     MPI_Barrier(MPI_COMM_WORLD);
     for (long c = -ctx->opt.warmup; c < ctx->opt.calls; c++) {
         double t0 = MPI_Wtime();
@@ -148,20 +178,14 @@ int main(int argc, char **argv)
     MPI_Comm pingers;
     MPI_Comm_split(MPI_COMM_WORLD, p.pinger, ctx.rank, &pingers);
 
-    size_t max_bytes = 0;
-    for (int i = 0; i < o.nsizes; i++)
-        max_bytes = o.sizes[i] > max_bytes ? o.sizes[i] : max_bytes;
-    for (int i = 0; i < o.ntotals; i++)
-        max_bytes = o.totals[i] > max_bytes ? o.totals[i] : max_bytes;
-    p.send = calloc(64, sizeof *p.send);
-    p.recv = calloc(64, sizeof *p.recv);
-    p.req = calloc(64, sizeof *p.req);
-    long max_n = 0;
-    for (int k = 0; k < o.nmessages; k++)
-        max_n = o.messages[k] > max_n ? o.messages[k] : max_n;
+    size_t max_bytes = largest_message(&o);
+    long max_n = most_messages(&o);
+    p.send = jb_alloc(&ctx, (size_t)max_n, sizeof *p.send, "--messages");
+    p.recv = jb_alloc(&ctx, (size_t)max_n, sizeof *p.recv, "--messages");
+    p.req = jb_alloc(&ctx, 2 * (size_t)max_n, sizeof *p.req, "--messages");
     for (int k = 0; k < max_n; k++) {
-        p.send[k] = malloc(max_bytes + 1);
-        p.recv[k] = malloc(max_bytes + 1);
+        p.send[k] = jb_alloc(&ctx, max_bytes + 1, 1, "--size");
+        p.recv[k] = jb_alloc(&ctx, max_bytes + 1, 1, "--size");
     }
 
     jb_json *cfg = &ctx.config;
@@ -182,7 +206,7 @@ int main(int argc, char **argv)
                half, half, off_node_pairs, ctx.opt.calls, ctx.opt.warmup);
 
     jb_calls st;
-    jb_calls_init(&st, ctx.opt.calls);
+    jb_calls_init(&ctx, &st, ctx.opt.calls);
     for (int mode = 0; mode < NMODES; mode++) {
         if (!o.modes[mode])
             continue;

@@ -141,7 +141,9 @@ static void test_file(void)
     expect_file_error("dims 2x3\nwrap yes\nn00 0 1\n", "names 1 of the 2 dimension(s)");
     expect_file_error("dims 2x3\nwrap yes maybe\n", "'maybe' is not yes or no");
     expect_file_error("dims 2x3\nn00 0 1\nwrap yes yes\n", "line 3: 'wrap' must come once, before the hosts");
-    expect_file_error("dims 2x0\n", "line 1: expected one 'dims AxBxC' line");
+    expect_file_error("dims 2x0\n", "line 1: '2x0' is not a shape");
+    /* a product that wraps a 64-bit count to 0 once passed the 2^24 check */
+    expect_file_error("dims 65536x65536x65536x65536\n", "more than 2^31 - 1 points");
     expect_file_error("# nothing\n", "no 'dims' line");
     expect_file_error("dims 4\n", "no hosts");
 }

@@ -49,6 +49,10 @@ static void test_numbers_and_names(void)
     CHECK(jb_parse_dims("2x3x4x5", 3, dims, &nd, err) == -1);
     CHECK(jb_parse_dims("4x", 3, dims, &nd, err) == -1);
     CHECK(jb_parse_dims("0x4", 3, dims, &nd, err) == -1);
+    /* products that wrap an int or a 64-bit count are refused, not wrapped */
+    CHECK(jb_parse_dims("65536x65536", 3, dims, &nd, err) == -1 && strstr(err, "more than 2^31 - 1 points"));
+    CHECK(jb_parse_dims("1048576x1048576x1048576", 3, dims, &nd, err) == -1);
+    CHECK(jb_parse_dims("46340x46340", 3, dims, &nd, err) == 0 && dims[0] == 46340);
 
     static const char *const names[] = {"two-phase", "irecv-isend", "isend-recv", "sendrecv", NULL};
     static const char *const letters[] = {"a", "b", "c", "d", NULL};
@@ -56,6 +60,51 @@ static void test_numbers_and_names(void)
     CHECK(jb_parse_name_list("a,sendrecv", names, letters, sel, err) == 0 && sel[0] && !sel[1] && !sel[2] && sel[3]);
     CHECK(jb_parse_name_list("all", names, NULL, sel, err) == 0 && sel[0] && sel[1] && sel[2] && sel[3]);
     CHECK(jb_parse_name_list("e", names, letters, sel, err) == -1 && strstr(err, "unknown name 'e'"));
+}
+
+/* Options are strict: what strtol and strtod would skip or accept is an error. */
+static void test_strict_numbers(void)
+{
+    char err[JB_ERRLEN];
+    long v;
+    size_t z;
+    double d;
+    CHECK(jb_parse_long(" 5", 1, 20, &v, err) == -1 && strstr(err, "' 5' is not a whole number"));
+    CHECK(jb_parse_long("5 ", 1, 20, &v, err) == -1);
+    CHECK(jb_parse_long("+5", 1, 20, &v, err) == -1);
+    CHECK(jb_parse_long("-5", -9, 20, &v, err) == 0 && v == -5);
+    CHECK(jb_parse_long("99999999999999999999", 1, 20, &v, err) == -1);
+    CHECK(jb_parse_long(NULL, 1, 20, &v, err) == -1);
+    CHECK(jb_parse_size(" -1", &z, err) == -1 && strstr(err, "is not a size"));
+    CHECK(jb_parse_size(" 4", &z, err) == -1);
+    CHECK(jb_parse_size("18446744073709551616", &z, err) == -1);
+    CHECK(jb_parse_size("17179869184G", &z, err) == -1); /* 2^34 G wraps 64 bits */
+    CHECK(jb_parse_double("0.25", 0, 1, &d, err) == 0 && d == 0.25);
+    CHECK(jb_parse_double("1e3", 0, 1e7, &d, err) == 0 && d == 1000);
+    CHECK(jb_parse_double("inf", 0, 1e7, &d, err) == -1 && strstr(err, "'inf' is not a finite number"));
+    CHECK(jb_parse_double("nan", 0, 1, &d, err) == -1);
+    CHECK(jb_parse_double("-inf", -1e9, 1, &d, err) == -1);
+    CHECK(jb_parse_double("1e999", 0, 1e300, &d, err) == -1);
+    CHECK(jb_parse_double(" 1", 0, 2, &d, err) == -1);
+    CHECK(jb_parse_double("1x", 0, 2, &d, err) == -1);
+    CHECK(jb_parse_double("2", 0, 1, &d, err) == -1 && strstr(err, "out of range"));
+}
+
+static void test_checked_arithmetic(void)
+{
+    size_t r = 7;
+    CHECK(jb_mul(1 << 20, 1 << 20, &r) == 0 && r == (size_t)1 << 40);
+    CHECK(jb_mul((size_t)1 << 32, (size_t)1 << 32, &r) == -1 && r == (size_t)1 << 40); /* untouched */
+    CHECK(jb_mul(0, (size_t)-1, &r) == 0 && r == 0);
+    CHECK(jb_add((size_t)-1, 1, &r) == -1);
+    CHECK(jb_add((size_t)-2, 1, &r) == 0 && r == (size_t)-1);
+    jb_memory m = {0};
+    jb_memory_add(&m, "--size", 2, 4096);
+    jb_memory_add(&m, "--calls", 1000, 8);
+    CHECK(m.bytes == 16192 && !m.overflow && strcmp(m.largest, "--size") == 0 && m.largest_bytes == 8192);
+    jb_memory_add(&m, "--work", (size_t)1 << 62, 8);
+    CHECK(m.overflow && strcmp(m.largest, "--work") == 0);
+
 }
 
 static void test_summary(void)
@@ -148,6 +197,8 @@ int main(void)
 {
     test_sizes();
     test_numbers_and_names();
+    test_strict_numbers();
+    test_checked_arithmetic();
     test_summary();
     test_histogram();
     test_rng();

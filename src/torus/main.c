@@ -39,6 +39,14 @@ static void add_vectors(void *ctx)
         v->a[i] += v->b[i];
 }
 
+static size_t largest(const size_t *v, int n)
+{
+    size_t most = 0;
+    for (int i = 0; i < n; i++)
+        most = v[i] > most ? v[i] : most;
+    return most;
+}
+
 static void parse(jb_ctx *ctx, int argc, char **argv, torus_options *o)
 {
     static const struct option longopts[] = {
@@ -47,20 +55,21 @@ static void parse(jb_ctx *ctx, int argc, char **argv, torus_options *o)
         {"work", required_argument, NULL, 'w'}, {"series", no_argument, NULL, 'S'}, JB_COMMON_LONGOPTS};
     long nd = 1;
     int c, given_dims = 0;
+    char err[JB_ERRLEN];
     memset(o, 0, sizeof *o);
     while ((c = getopt_long(argc, argv, ":h", longopts, NULL)) != -1) {
         switch (c) {
-        case 'D': JB_PARSE(ctx, "--ndims", jb_parse_long(optarg, 1, TORUS_MAXDIMS, &nd, err)); break;
+        case 'D': jb_option(ctx, "--ndims", jb_parse_long(optarg, 1, TORUS_MAXDIMS, &nd, err), err); break;
         case 'd':
-            JB_PARSE(ctx, "--dims", jb_parse_dims(optarg, TORUS_MAXDIMS, o->dims, &o->ndims, err));
+            jb_option(ctx, "--dims", jb_parse_dims(optarg, TORUS_MAXDIMS, o->dims, &o->ndims, err), err);
             given_dims = 1;
             break;
         case 'p':
-            JB_PARSE(ctx, "--pattern", jb_parse_name_list(optarg, torus_pattern_names, NULL, o->patterns, err));
+            jb_option(ctx, "--pattern", jb_parse_name_list(optarg, torus_pattern_names, NULL, o->patterns, err), err);
             o->patterns_given = 1;
             break;
-        case 's': JB_PARSE(ctx, "--size", jb_parse_size_list(optarg, &o->sizes, &o->nsizes, err)); break;
-        case 'w': JB_PARSE(ctx, "--work", jb_parse_size_list(optarg, &o->works, &o->nworks, err)); break;
+        case 's': jb_option(ctx, "--size", jb_parse_size_list(optarg, &o->sizes, &o->nsizes, err), err); break;
+        case 'w': jb_option(ctx, "--work", jb_parse_size_list(optarg, &o->works, &o->nworks, err), err); break;
         case 'S': o->series = 1; break;
         default: jb_common_option(ctx, c, optarg);
         }
@@ -76,10 +85,25 @@ static void parse(jb_ctx *ctx, int argc, char **argv, torus_options *o)
     if (product != ctx->size)
         jb_fail(ctx, "--dims: a torus of %ld tasks does not hold the %d tasks", product, ctx->size);
     if (!o->sizes)
-        JB_PARSE(ctx, "--size", jb_parse_size_list("1K,4K,16K", &o->sizes, &o->nsizes, err));
+        jb_option(ctx, "--size", jb_parse_size_list("1K,4K,16K", &o->sizes, &o->nsizes, err), err);
     for (int i = 0; i < o->nsizes; i++)
         if (o->sizes[i] > (size_t)1 << 28)
             jb_fail(ctx, "--size: sizes above 256M are not supported");
+    for (int i = 0; i < o->nworks; i++)
+        if (o->works[i] > (size_t)1 << 30)
+            jb_fail(ctx, "--work: arrays above 1G are not supported");
+    /* MPI_Buffer_attach takes an int: room for every message in flight at once */
+    size_t bsend;
+    if (jb_mul(2 * (size_t)o->ndims, largest(o->sizes, o->nsizes) + MPI_BSEND_OVERHEAD, &bsend) || bsend > 0x7fffffff)
+        jb_fail(ctx, "--ndims x --size: %d messages of the largest size need more than the 2^31 - 1 bytes "
+                     "MPI_Buffer_attach can take", 2 * o->ndims);
+    jb_memory m = {0};
+    jb_memory_add(&m, "--size (a send and a receive buffer per direction)", 4 * (size_t)o->ndims,
+                  largest(o->sizes, o->nsizes) + 1);
+    jb_memory_add(&m, "--size (the MPI_Ibsend buffer)", 1, bsend);
+    jb_memory_add(&m, "--work (two arrays)", 2, largest(o->works, o->nworks) + 8);
+    jb_calls_memory(&m, ctx->opt.calls);
+    jb_memory_check(ctx, &m);
     if (!o->patterns_given)
         for (int p = 0; p < NPATTERNS; p++)
             o->patterns[p] = !o->nworks || p == PATTERN_ISEND;
@@ -99,6 +123,8 @@ static double measure(jb_ctx *ctx, const torus_options *o, torus_exchange *t, in
     int n = 2 * t->ndims;
     long bad = 0;
     jb_calls_clear(st);
+    jb_watch("pattern %s, size %zu, work %s (%zu bytes),", torus_pattern_names[pattern], t->size, work_place,
+             work_bytes);
     for (long c = -ctx->opt.warmup; c < ctx->opt.calls; c++) {
         if (ctx->opt.validate)
             for (int d = 0; d < n; d++)
@@ -159,20 +185,16 @@ int main(int argc, char **argv)
     for (int k = 0; k < o.ndims; k++)
         MPI_Cart_shift(t.comm, k, 1, &t.nb[2 * k], &t.nb[2 * k + 1]);
 
-    size_t max_size = 0, max_work = 0;
-    for (int i = 0; i < o.nsizes; i++)
-        max_size = o.sizes[i] > max_size ? o.sizes[i] : max_size;
-    for (int i = 0; i < o.nworks; i++)
-        max_work = o.works[i] > max_work ? o.works[i] : max_work;
+    size_t max_size = largest(o.sizes, o.nsizes), max_work = largest(o.works, o.nworks);
     for (int d = 0; d < 2 * o.ndims; d++) {
-        t.send[d] = calloc(max_size + 1, 1);
-        t.recv[d] = calloc(max_size + 1, 1);
+        t.send[d] = jb_alloc(&ctx, max_size + 1, 1, "--size");
+        t.recv[d] = jb_alloc(&ctx, max_size + 1, 1, "--size");
     }
-    /* MPI_Ibsend needs attached buffer space for every message in flight */
-    int bsend_bytes = (int)(2 * o.ndims * (max_size + MPI_BSEND_OVERHEAD));
-    char *bsend = malloc((size_t)bsend_bytes);
+    /* MPI_Ibsend needs attached buffer space for every message in flight (checked in parse) */
+    int bsend_bytes = (int)(2 * (size_t)o.ndims * (max_size + MPI_BSEND_OVERHEAD));
+    char *bsend = jb_alloc(&ctx, (size_t)bsend_bytes, 1, "--size (MPI_Ibsend buffer)");
     MPI_Buffer_attach(bsend, bsend_bytes);
-    vector_add work = {calloc(max_work / 8 + 1, 8), calloc(max_work / 8 + 1, 8), 0};
+    vector_add work = {jb_alloc(&ctx, max_work / 8 + 1, 8, "--work"), jb_alloc(&ctx, max_work / 8 + 1, 8, "--work"), 0};
 
     jb_json *cfg = &ctx.config;
     jb_json_array(cfg, "dims");
@@ -195,7 +217,7 @@ int main(int argc, char **argv)
                "times in us per call\n", ctx.size, o.ndims, ctx.opt.calls, ctx.opt.warmup);
 
     jb_calls st;
-    jb_calls_init(&st, ctx.opt.calls);
+    jb_calls_init(&ctx, &st, ctx.opt.calls);
     for (int i = 0; i < o.nsizes; i++) {
         t.size = o.sizes[i];
         for (int pattern = 0; pattern < NPATTERNS; pattern++) {
@@ -218,6 +240,12 @@ int main(int argc, char **argv)
     jb_calls_free(&st);
     MPI_Buffer_detach(&bsend, &bsend_bytes);
     free(bsend);
+    free(work.a);
+    free(work.b);
+    for (int d = 0; d < 2 * o.ndims; d++) {
+        free(t.send[d]);
+        free(t.recv[d]);
+    }
     MPI_Comm_free(&t.comm);
     return jb_finish(&ctx);
 }
