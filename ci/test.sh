@@ -25,6 +25,10 @@ if ! command -v chromium >/dev/null && [ "$(id -u)" = 0 ]; then
     apt-get update -qq >/dev/null
     DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends chromium >/dev/null
 fi
+# The ASan+UBSan build, build/asan-openmpi (tests/test_sanitizers.py, test_fuzz.py,
+# test_hostile_c.py): built here, from the same sources as the others, so that the loop
+# below never runs the unit tests of a stale or half-built one left by an earlier run.
+python tests/fuzz_benchmarks.py --build-sanitized >/dev/null
 for dir in build/*/; do
     ctest --test-dir "$dir" --output-on-failure
 done
