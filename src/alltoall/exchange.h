@@ -12,9 +12,19 @@ typedef struct {
     char *send, *recv;       /* nprocs blocks of size bytes */
 } alltoall_run;
 
-/* Per round: the data exchange's time and the idle time before it, in us
- * (-1 in a round this task sits out). */
-void alltoall_pairwise(alltoall_run *a, double *exchange_us, double *idle_us);
+/* What the pairwise all-to-all records of each round (NULL: nothing).  start and
+ * end are MPI_Wtime() around the round's exchange, start < 0 in a round this task
+ * sits out.  With handshake, a zero-byte MPI_Sendrecv with the partner comes
+ * first, inside the timed region, and ready is its end. */
+typedef struct {
+    int handshake;
+    double *start, *ready, *end;
+} alltoall_times;
+
+void alltoall_pairwise(alltoall_run *a, alltoall_times *t);
 void alltoall_collective(alltoall_run *a);
+/* After a timestamped call, outside its timed region: each round's partner's
+ * start, from its synchronised clock (clock_offset: this task's) to this one's. */
+void alltoall_partner_starts(alltoall_run *a, const alltoall_times *t, double clock_offset, double *partner_start);
 
 #endif

@@ -2,7 +2,9 @@
  * (IBM SP2), beside MPI_Alltoall.  Per call (barrier, then one all-to-all):
  * MAX/AVG over tasks of the whole all-to-all; per exchange and task: the
  * exchange time and the idle time, as merged histograms, and a bounded
- * number of raw exchange times for the simulator (jitterbench simulate). */
+ * number of raw exchange times for the simulator (jitterbench simulate).
+ * The timed region holds the exchanges and nothing else: idle time comes from
+ * the partners' start times on synchronised clocks, swapped after the call. */
 #include <stdlib.h>
 #include <string.h>
 
@@ -16,9 +18,15 @@ static const char usage[] =
     "  --size LIST           bytes to each other task: 1K,1M or 8:64K [1K]\n"
     "  --samples FILE        raw pairwise exchange times, one value in us per line (for the simulator)\n"
     "  --max-samples N       how many raw exchange times at most, spread over the tasks [10000]\n"
+    "  --idle HOW            pairwise: timestamps (each round's start and end; idle from the\n"
+    "                        partner's start on synchronised clocks, swapped after the call) |\n"
+    "                        handshake (a zero-byte exchange first, inside the timed region:\n"
+    "                        instrumented) | none (the plain algorithm, no exchange times) [timestamps]\n"
     "  --series              per-call MAX and AVG in the JSON\n";
 
 static const char *const method_names[] = {"pairwise", "alltoall", NULL};
+static const char *const idle_names[] = {"timestamps", "handshake", "none", NULL};
+enum { IDLE_TIMESTAMPS, IDLE_HANDSHAKE, IDLE_NONE };
 
 static unsigned char payload(int from, int to, size_t i) { return (unsigned char)(from * 7 + to * 13 + (long)i); }
 
@@ -59,9 +67,9 @@ int main(int argc, char **argv)
     static const struct option longopts[] = {
         {"method", required_argument, NULL, 'M'}, {"size", required_argument, NULL, 's'},
         {"samples", required_argument, NULL, 'f'}, {"max-samples", required_argument, NULL, 'n'},
-        {"series", no_argument, NULL, 'S'}, JB_COMMON_LONGOPTS};
+        {"series", no_argument, NULL, 'S'}, {"idle", required_argument, NULL, 'I'}, JB_COMMON_LONGOPTS};
     jb_ctx ctx;
-    int methods[2] = {1, 1}, series = 0, nsizes = 0, c;
+    int methods[2] = {1, 1}, series = 0, nsizes = 0, c, idle = IDLE_TIMESTAMPS;
     size_t *sizes = NULL;
     const char *samples_path = NULL;
     long max_samples = 10000;
@@ -74,6 +82,10 @@ int main(int argc, char **argv)
         case 'f': samples_path = optarg; break;
         case 'n': jb_option(&ctx, "--max-samples", jb_parse_long(optarg, 1, 10000000, &max_samples, err), err); break;
         case 'S': series = 1; break;
+        case 'I':
+            if ((idle = jb_lookup(optarg, idle_names)) < 0)
+                jb_fail(&ctx, "--idle: '%s' is not timestamps, handshake or none", optarg);
+            break;
         default: jb_common_option(&ctx, c, optarg);
         }
     }
@@ -88,13 +100,15 @@ int main(int argc, char **argv)
     }
     if (samples_path && !methods[METHOD_PAIRWISE])
         jb_fail(&ctx, "--samples needs the pairwise method");
+    if (samples_path && idle == IDLE_NONE)
+        jb_fail(&ctx, "--samples needs exchange times: not --idle none");
     if (samples_path)
         jb_check_output(&ctx, "--samples", samples_path);
     /* raw samples: the same bounded number on every task, gathered to rank 0 */
     long per_task = (max_samples + ctx.size - 1) / ctx.size;
     jb_memory m = {0};
     jb_memory_add(&m, "--size x tasks (a send and a receive buffer)", 2, max_size * (size_t)ctx.size + 1);
-    jb_memory_add(&m, "tasks (exchange and idle time per round)", 2 * (size_t)ctx.size, sizeof(double));
+    jb_memory_add(&m, "tasks (four times per round)", 4 * (size_t)ctx.size, sizeof(double));
     jb_memory_add(&m, "--max-samples (on rank 0)", (size_t)per_task * ((size_t)ctx.size + 1), sizeof(double));
     jb_calls_memory(&m, ctx.opt.calls);
     jb_memory_check(&ctx, &m);
@@ -103,8 +117,11 @@ int main(int argc, char **argv)
     a.rounds = alltoall_rounds(ctx.size);
     a.send = jb_alloc(&ctx, (size_t)ctx.size * max_size + 1, 1, "--size");
     a.recv = jb_alloc(&ctx, (size_t)ctx.size * max_size + 1, 1, "--size");
-    double *exchange_us = jb_alloc(&ctx, (size_t)a.rounds, sizeof *exchange_us, "the rounds");
-    double *idle_us = jb_alloc(&ctx, (size_t)a.rounds, sizeof *idle_us, "the rounds");
+    alltoall_times times = {.handshake = idle == IDLE_HANDSHAKE};
+    times.start = jb_alloc(&ctx, (size_t)a.rounds, sizeof *times.start, "the rounds");
+    times.ready = jb_alloc(&ctx, (size_t)a.rounds, sizeof *times.ready, "the rounds");
+    times.end = jb_alloc(&ctx, (size_t)a.rounds, sizeof *times.end, "the rounds");
+    double *partner_start = jb_alloc(&ctx, (size_t)a.rounds, sizeof *partner_start, "the rounds");
     double *mine = jb_alloc(&ctx, (size_t)per_task, sizeof *mine, "--max-samples");
     double *samples = ctx.rank == 0 ? jb_alloc(&ctx, (size_t)per_task * (size_t)ctx.size, sizeof *samples,
                                                "--max-samples") : NULL;
@@ -113,8 +130,12 @@ int main(int argc, char **argv)
     jb_json_int(cfg, "rounds", a.rounds);
     jb_json_str(cfg, "call", "MPI_Barrier, then one all-to-all; timed on every task");
     jb_json_str(cfg, "throughput_mb_s", "per task, as the paper's Table 1: 2 (P - 1) size / max_us, MB = 10^6 bytes");
-    jb_json_str(cfg, "idle", "pairwise: a zero-byte MPI_Sendrecv with the partner before each exchange; "
-                             "its time is waiting for a partner still busy with a previous exchange");
+    jb_json_str(cfg, "idle_method", idle_names[idle]);
+    jb_json_str(cfg, "idle", idle == IDLE_HANDSHAKE
+                ? "pairwise: a zero-byte MPI_Sendrecv with the partner before each exchange, inside the timed "
+                  "region (instrumented): its time is waiting for a partner still busy with a previous exchange"
+                : "pairwise: how much later the partner started the round, on clocks synchronised at the start "
+                  "of the result; the exchange time runs from the later start to the end");
     jb_calls_describe(cfg);
     if (ctx.rank == 0)
         printf("# jb-alltoall: %d tasks, %d rounds; %ld calls after %ld warm-up; times in us\n", ctx.size, a.rounds,
@@ -130,31 +151,37 @@ int main(int argc, char **argv)
             jb_hist exchanges, idles, all_exchanges, all_idles;
             jb_hist_clear(&exchanges);
             jb_hist_clear(&idles);
-            jb_calls_clear(&st);
-            jb_watch("method %s, size %zu,", method_names[method], a.size);
+            jb_calls_begin(&ctx, &st, "method %s, size %zu,", method_names[method], a.size);
+            int timed_rounds = method == METHOD_PAIRWISE && idle != IDLE_NONE;
             long kept = 0, bad = 0;
             for (long call = -ctx.opt.warmup; call < ctx.opt.calls; call++) {
                 if (ctx.opt.validate)
                     fill(&a);
-                MPI_Barrier(a.comm);
-                double t0 = MPI_Wtime();
+                double t0 = jb_call_start(&ctx, &st, a.comm, call);
                 if (method == METHOD_PAIRWISE)
-                    alltoall_pairwise(&a, exchange_us, idle_us);
+                    alltoall_pairwise(&a, timed_rounds ? &times : NULL);
                 else
                     alltoall_collective(&a);
                 double us = (MPI_Wtime() - t0) * 1e6;
+                if (timed_rounds && idle == IDLE_TIMESTAMPS)
+                    alltoall_partner_starts(&a, &times, ctx.clock.offset, partner_start);
                 if (ctx.opt.validate)
                     bad += check(&a);
                 if (call < 0)
                     continue;
                 jb_calls_record(&st, call, us);
-                for (int r = 0; method == METHOD_PAIRWISE && r < a.rounds; r++) {
-                    if (exchange_us[r] < 0)
+                for (int r = 0; timed_rounds && r < a.rounds; r++) {
+                    if (times.start[r] < 0)
                         continue;
-                    jb_hist_add(&exchanges, exchange_us[r]);
-                    jb_hist_add(&idles, idle_us[r]);
+                    /* the exchange can move data once both have started; clock error can
+                     * make the partner's start look later than this end: then no exchange time */
+                    double both = idle == IDLE_HANDSHAKE ? times.ready[r]
+                                  : partner_start[r] > times.start[r] ? partner_start[r] : times.start[r];
+                    double exchange_us = (times.end[r] - both) * 1e6;
+                    jb_hist_add(&exchanges, exchange_us > 0 ? exchange_us : 0);
+                    jb_hist_add(&idles, (both - times.start[r]) * 1e6);
                     if (kept < per_task)
-                        mine[kept++] = exchange_us[r];
+                        mine[kept++] = exchange_us > 0 ? exchange_us : 0;
                 }
             }
             jb_fail_if_any(&ctx, bad != 0, "--validate: method %s received wrong payload bytes", method_names[method]);
@@ -163,7 +190,7 @@ int main(int argc, char **argv)
             MPI_Reduce(idles.count, all_idles.count, JB_HIST_NBINS, MPI_UINT64_T, MPI_SUM, 0, a.comm);
             long kept_min = kept;
             MPI_Allreduce(&kept, &kept_min, 1, MPI_LONG, MPI_MIN, a.comm);
-            if (method == METHOD_PAIRWISE)
+            if (timed_rounds)
                 MPI_Gather(mine, (int)kept_min, MPI_DOUBLE, samples, (int)kept_min, MPI_DOUBLE, 0, a.comm);
             if (ctx.rank != 0)
                 continue;
@@ -177,7 +204,9 @@ int main(int argc, char **argv)
             jb_result_int(&ctx, "calls", st.calls, 0);
             jb_calls_report(&ctx, &st, series);
             jb_result_num(&ctx, "throughput_mb_s", 2.0 * (ctx.size - 1) * a.size / mean_max, 1);
-            if (method == METHOD_PAIRWISE) {
+            if (method == METHOD_PAIRWISE)
+                jb_result_str(&ctx, "idle_method", idle_names[idle], 0);
+            if (timed_rounds) {
                 jb_result_num(&ctx, "exchange_p50_us", jb_hist_percentile(&all_exchanges, 50), 0);
                 jb_result_num(&ctx, "exchange_p99_us", jb_hist_percentile(&all_exchanges, 99), 0);
                 jb_result_num(&ctx, "idle_p50_us", jb_hist_percentile(&all_idles, 50), 0);
@@ -195,8 +224,10 @@ int main(int argc, char **argv)
     jb_calls_free(&st);
     free(a.send);
     free(a.recv);
-    free(exchange_us);
-    free(idle_us);
+    free(times.start);
+    free(times.ready);
+    free(times.end);
+    free(partner_start);
     free(mine);
     free(samples);
     free(sizes);

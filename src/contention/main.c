@@ -277,7 +277,7 @@ static void run_calls(jb_ctx *ctx, const layout *L, int pattern, size_t size, ru
         for (size_t i = 0; i < size; i++)
             s->pp.send[0][i] = (char)payload(me, i);
     s->hops_sum = 0;
-    jb_calls_clear(&s->st);
+    jb_calls_begin(ctx, &s->st, "pattern %s, size %zu, %ld pair(s),", pattern_names[pattern], size, s->pr.pairs);
     for (long c = -ctx->opt.warmup; c < ctx->opt.calls; c++) {
         if (pattern == PAT_RANDOM) {
             pairs_random(L->participants, ctx->opt.seed, c + ctx->opt.warmup, s->perm, &s->pr);
@@ -288,12 +288,12 @@ static void run_calls(jb_ctx *ctx, const layout *L, int pattern, size_t size, ru
                                                  L->coords + s->pr.partner[p] * L->shape.ndims);
         }
         long partner = me >= 0 ? s->pr.partner[me] : -1;
-        MPI_Barrier(MPI_COMM_WORLD); /* every pair of the call starts together */
+        /* every pair of the call starts together */
+        double t0 = jb_call_start(ctx, &s->st, MPI_COMM_WORLD, c);
         if (partner < 0)
             continue;
         s->pp.partner = L->rank_of[partner];
         s->pp.pinger = s->pr.pinger[me];
-        double t0 = MPI_Wtime();
         pingpong_cycle(&s->pp, MODE_SEND);
         double us = (MPI_Wtime() - t0) * 1e6;
         if (c >= 0 && s->pp.pinger)
@@ -420,7 +420,6 @@ int main(int argc, char **argv)
                 double baseline = pattern == PAT_PAIRS  ? hops_p50[(size_t)i * (size_t)(max_hops + 1) + (size_t)dist[j]]
                                   : pattern == PAT_LINK ? link_p50[i]
                                                         : 0;
-                jb_watch("pattern %s, size %zu, distance %ld,", pattern_names[pattern], o.sizes[i], dist[j]);
                 run_calls(&ctx, &L, pattern, o.sizes[i], &s);
                 long hops = pattern == PAT_LINK ? max_distance(&o, &L, PAT_LINK) : dist[j];
                 double p50 = report(&ctx, &L, pattern, o.sizes[i], hops, dist[j], &s, where[0] ? where : NULL, baseline);

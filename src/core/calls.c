@@ -16,12 +16,15 @@ void jb_calls_init(jb_ctx *ctx, jb_calls *s, long calls)
     s->low = jb_alloc(ctx, (size_t)calls, sizeof *s->low, "--calls");
     s->high = jb_alloc(ctx, (size_t)calls, sizeof *s->high, "--calls");
     s->avg = jb_alloc(ctx, (size_t)calls, sizeof *s->avg, "--calls");
+    s->start = jb_alloc(ctx, (size_t)calls, sizeof *s->start, "--calls");
+    s->start_max = jb_alloc(ctx, (size_t)calls, sizeof *s->start_max, "--calls");
+    s->start_min = jb_alloc(ctx, (size_t)calls, sizeof *s->start_min, "--calls");
 }
 
 /* What jb_calls holds per task: for jb_memory_add before anything is allocated. */
 void jb_calls_memory(jb_memory *m, long calls)
 {
-    jb_memory_add(m, "--calls (7 arrays of per-call times)", (size_t)calls, 7 * sizeof(double));
+    jb_memory_add(m, "--calls (10 arrays of per-call times)", (size_t)calls, 10 * sizeof(double));
 }
 
 void jb_calls_free(jb_calls *s)
@@ -33,6 +36,9 @@ void jb_calls_free(jb_calls *s)
     free(s->low);
     free(s->high);
     free(s->avg);
+    free(s->start);
+    free(s->start_max);
+    free(s->start_min);
     memset(s, 0, sizeof *s);
 }
 
@@ -41,6 +47,8 @@ void jb_calls_clear(jb_calls *s)
     jb_hist_clear(&s->local);
     for (long c = 0; c < s->calls; c++)
         s->mine[c] = NAN; /* not recorded */
+    s->timed_starts = 0;
+    s->late_starts = s->all_late_starts = 0;
 }
 
 void jb_calls_record(jb_calls *s, long call, double us)
@@ -70,6 +78,11 @@ void jb_calls_reduce(jb_calls *s, MPI_Comm comm)
     MPI_Reduce(high, s->min, n, MPI_DOUBLE, MPI_MIN, 0, comm);
     MPI_Reduce(&recorded, &all_recorded, 1, MPI_LONG, MPI_SUM, 0, comm);
     MPI_Reduce(s->local.count, s->all.count, JB_HIST_NBINS, MPI_UINT64_T, MPI_SUM, 0, comm);
+    if (s->timed_starts) { /* every task of a benchmark starts its calls the same way */
+        MPI_Reduce(s->start, s->start_max, n, MPI_DOUBLE, MPI_MAX, 0, comm);
+        MPI_Reduce(s->start, s->start_min, n, MPI_DOUBLE, MPI_MIN, 0, comm);
+        MPI_Reduce(&s->late_starts, &s->all_late_starts, 1, MPI_LONG, MPI_SUM, 0, comm);
+    }
     s->tasks = n ? (int)(all_recorded / n) : 0;
 }
 
@@ -99,6 +112,22 @@ void jb_calls_report(jb_ctx *ctx, const jb_calls *s, int series)
     jb_result_num(ctx, "worst_us", per_call_max.max, 0);
     jb_result_num(ctx, "all_p50_us", jb_hist_percentile(&s->all, 50), 0);
     jb_result_num(ctx, "all_p99_us", jb_hist_percentile(&s->all, 99), 0);
+    if (s->timed_starts) {
+        /* how far apart the tasks started each call: beside MAX, it bounds what a
+         * per-call maximum of a few microseconds can mean */
+        double skew_sum = 0, skew_most = 0;
+        for (long c = 0; c < calls; c++) {
+            double skew = (s->start_max[c] - s->start_min[c]) * 1e6;
+            skew_sum += skew;
+            skew_most = skew > skew_most ? skew : skew_most;
+        }
+        jb_result_str(ctx, "sync", jb_sync_names[ctx->opt.sync], 0);
+        jb_result_num(ctx, "start_skew_us", skew_sum / calls, 0);
+        jb_result_num(ctx, "start_skew_max_us", skew_most, 0);
+        jb_result_num(ctx, "clock_error_us", s->error_bound * 1e6, 0);
+        if (ctx->opt.sync == JB_SYNC_WINDOW)
+            jb_result_int(ctx, "late_starts", s->all_late_starts, 0);
+    }
     jb_json *j = jb_result_json(ctx);
     jb_json_hist(j, "histogram", &s->all);
     if (series) {
@@ -122,5 +151,10 @@ void jb_calls_describe(jb_json *j)
     jb_json_str(j, "all_p50_us all_p99_us",
                 "percentiles over every task and call, from the merged histogram (bin middle, within 6 %)");
     jb_json_str(j, "histogram", "counts of every task's every call time in log bins [lower_us, upper_us)");
+    jb_json_str(j, "start_skew_us start_skew_max_us",
+                "mean and maximum over calls of the latest minus the earliest start over tasks, on clocks "
+                "synchronised at the start of the result (offsets to rank 0: SKaMPI's ping-pong over HCA's tree)");
+    jb_json_str(j, "clock_error_us", "the largest error bound of any task's clock offset (half round trips, summed up the tree)");
+    jb_json_str(j, "late_starts", "--sync window: task-calls that reached their window after it had opened");
     jb_json_end(j);
 }

@@ -29,8 +29,10 @@ void jb_init(jb_ctx *ctx, int *argc, char ***argv, const char *name, const char 
     ctx->opt.calls = calls;
     ctx->opt.warmup = warmup;
     ctx->opt.seed = 12345;
+    ctx->opt.window_us = 1000;
     jb_json_init(&ctx->config);
     jb_json_init(&ctx->results);
+    jb_json_init(&ctx->placement);
     jb_json_object(&ctx->config, NULL);
     jb_json_array(&ctx->results, NULL);
     opterr = 0; /* getopt would print on every rank; rank 0 reports instead */
@@ -119,6 +121,11 @@ int jb_common_option(jb_ctx *ctx, int c, const char *arg)
         jb_option(ctx, "--tasks-per-node", jb_parse_long(arg, 1, 1 << 20, &o->tasks_per_node, err), err);
         return 1;
     case JB_OPT_TIMEOUT: jb_option(ctx, "--timeout", jb_parse_long(arg, 0, 100000000, &o->timeout, err), err); return 1;
+    case JB_OPT_SYNC:
+        if ((o->sync = jb_lookup(arg, jb_sync_names)) < 0)
+            jb_fail(ctx, "--sync: '%s' is not barrier or window", arg);
+        return 1;
+    case JB_OPT_WINDOW: jb_option(ctx, "--window", jb_parse_double(arg, 1, 1e7, &o->window_us, err), err); return 1;
     case 'h': print_help(ctx);
     case JB_OPT_VERSION:
         if (ctx->rank == 0)
@@ -334,6 +341,9 @@ void jb_options_done(jb_ctx *ctx, int optind_after)
     jb_json_bool(&ctx->config, "validate", ctx->opt.validate);
     jb_json_int(&ctx->config, "seed", (long long)ctx->opt.seed);
     jb_json_int(&ctx->config, "timeout_s", ctx->opt.timeout);
+    jb_json_str(&ctx->config, "sync", jb_sync_names[ctx->opt.sync]);
+    if (ctx->opt.sync == JB_SYNC_WINDOW)
+        jb_json_num(&ctx->config, "window_us", ctx->opt.window_us);
     int len;
     MPI_Get_library_version(ctx->mpi_library, &len);
     ctx->mpi_library[strcspn(ctx->mpi_library, "\n")] = '\0'; /* the first line names library and version */
@@ -344,6 +354,9 @@ void jb_options_done(jb_ctx *ctx, int optind_after)
         ctx->mpi_library[--len] = '\0';
     if (ctx->rank == 0)
         printf("# jb-%s %s\n# mpi_library: %s\n", ctx->name, JB_VERSION, ctx->mpi_library);
+    jb_placement(ctx);
+    jb_sync_clocks(ctx);
+    jb_json_num(&ctx->config, "clock_error_us", ctx->clock.error_bound * 1e6);
     start_watchdog(ctx);
 }
 

@@ -22,7 +22,14 @@ enum jb_common_code {
     JB_OPT_TASKS_PER_NODE,
     JB_OPT_VERSION,
     JB_OPT_TIMEOUT,
+    JB_OPT_SYNC,
+    JB_OPT_WINDOW,
 };
+
+/* How a timed call starts: after a barrier, or when its window opens on the
+ * synchronised clock (jb_call_start). */
+enum { JB_SYNC_BARRIER, JB_SYNC_WINDOW };
+extern const char *const jb_sync_names[];
 
 #define JB_COMMON_LONGOPTS                                           \
     {"json", required_argument, NULL, JB_OPT_JSON},                  \
@@ -32,6 +39,8 @@ enum jb_common_code {
     {"validate", no_argument, NULL, JB_OPT_VALIDATE},                \
     {"tasks-per-node", required_argument, NULL, JB_OPT_TASKS_PER_NODE}, \
     {"timeout", required_argument, NULL, JB_OPT_TIMEOUT},            \
+    {"sync", required_argument, NULL, JB_OPT_SYNC},                  \
+    {"window", required_argument, NULL, JB_OPT_WINDOW},              \
     {"help", no_argument, NULL, 'h'},                                \
     {"version", no_argument, NULL, JB_OPT_VERSION},                  \
     {NULL, 0, NULL, 0}
@@ -44,6 +53,9 @@ enum jb_common_code {
     "  --seed S              seed of the random streams (per rank)\n"                       \
     "  --json FILE           write the whole run as JSON (atomically)\n"                    \
     "  --timeout S           end the run, naming where it was, after S seconds; 0: never\n" \
+    "  --sync barrier|window start each call after a barrier, or when its window opens on\n" \
+    "                        the synchronised clock [barrier]\n"                          \
+    "  --window US           the windows' length with --sync window [1000]\n"             \
     "                        [$JB_TIMEOUT, else 0]\n"                                       \
     "  --version, --help\n"
 
@@ -54,7 +66,15 @@ typedef struct {
     int validate;
     long tasks_per_node; /* 0: from MPI_COMM_TYPE_SHARED */
     long timeout;        /* seconds; 0: no watchdog */
+    int sync;            /* JB_SYNC_BARRIER or JB_SYNC_WINDOW */
+    double window_us;
 } jb_common;
+
+/* This rank's MPI_Wtime against rank 0's (jb_sync_clocks). */
+typedef struct {
+    double offset;       /* rank 0's clock minus this one's, s */
+    double error_bound;  /* the largest error of any rank's offset, s */
+} jb_clock;
 
 /* Where this rank lives: real nodes from MPI_Comm_split_type, or virtual
  * nodes of K consecutive ranks when --tasks-per-node K is given. */
@@ -86,6 +106,9 @@ typedef struct {
     jb_common opt;
     jb_nodes nodes;
     jb_timer timer;
+    jb_clock clock;
+    char binding[16];        /* cores, shared, partial or none (jb_placement) */
+    jb_json placement;       /* every rank's node and CPUs, rank 0 only */
     char mpi_library[MPI_MAX_LIBRARY_VERSION_STRING]; /* its first line */
     size_t memory_per_task;  /* what a task may hold: its share of the smallest node */
     int write_failed;        /* an output could not be written: exit 1 */
@@ -126,6 +149,10 @@ void jb_memory_check(jb_ctx *ctx, const jb_memory *m);
 /* calloc(count, size) for what (named in the error); a failure (only after
  * jb_memory_check passed: the node ran out) prints one line and aborts the job. */
 void *jb_alloc(jb_ctx *ctx, size_t count, size_t size, const char *what);
+
+/* Records every rank's node and CPU set, and whether the launcher bound them
+ * (collective; prints "# binding: ..." and warns when bound ranks share a CPU). */
+void jb_placement(jb_ctx *ctx);
 
 /* ---- files ------------------------------------------------------------------
  * An output (--json, --samples) is checked before the run: not empty, not a
@@ -175,6 +202,14 @@ typedef struct {
     jb_hist local;           /* this task's times */
     double *max, *sum, *min; /* per call over tasks, rank 0 after reduce */
     double *low, *high, *avg; /* working space of reduce and report */
+    /* with jb_call_start: each call's start on the synchronised clock, and over
+     * tasks its latest and earliest (rank 0 after reduce): their difference is the
+     * start skew */
+    double *start, *start_max, *start_min;
+    int timed_starts;         /* the calls started through jb_call_start */
+    double first_window;      /* --sync window: when call -warmup's window opens */
+    long late_starts, all_late_starts; /* calls whose window had opened already */
+    double error_bound;       /* of the clocks, when this result began */
     jb_hist all;             /* merged, rank 0 after reduce */
     int tasks;               /* tasks that recorded each call */
 } jb_calls;
@@ -182,7 +217,16 @@ typedef struct {
 void jb_calls_init(jb_ctx *ctx, jb_calls *s, long calls);
 void jb_calls_memory(jb_memory *m, long calls);
 void jb_calls_free(jb_calls *s);
-void jb_calls_clear(jb_calls *s);                      /* before the next result */
+void jb_calls_clear(jb_calls *s);
+/* Before each result: clears s, names the variant for the watchdog (printf-like),
+ * synchronises the clocks again.  Collective over MPI_COMM_WORLD. */
+void jb_calls_begin(jb_ctx *ctx, jb_calls *s, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+/* Starts timed call c (c < 0: warm-up) as --sync says: after a barrier of comm,
+ * or when its window opens; returns MPI_Wtime() at the start and records it. */
+double jb_call_start(jb_ctx *ctx, jb_calls *s, MPI_Comm comm, long c);
+/* Measures every rank's clock offset to rank 0's (collective). */
+void jb_sync_clocks(jb_ctx *ctx);
+double jb_global_time(const jb_ctx *ctx);
 void jb_calls_record(jb_calls *s, long call, double us);
 /* Collective over comm; root is rank 0.  Calls a task did not record do not
  * count; each call must be recorded by the same number of tasks. */

@@ -89,6 +89,8 @@ static void metadata_json(jb_ctx *ctx, jb_json *j)
     jb_json_bool(j, "virtual_nodes", ctx->nodes.virtual_nodes);
     jb_json_int(j, "real_nodes", ctx->nodes.real_nnodes);
     node_list_json(ctx, j);
+    if (ctx->rank == 0)
+        jb_json_raw(j, "placement", ctx->placement.buf);
 
     jb_json_array(j, "command_line");
     for (int i = 0; i < ctx->argc; i++)
@@ -250,6 +252,7 @@ int jb_finish(jb_ctx *ctx)
     jb_json_free(&doc);
     jb_json_free(&ctx->config);
     jb_json_free(&ctx->results);
+    jb_json_free(&ctx->placement);
     if (ctx->nodes.leaders != MPI_COMM_NULL)
         MPI_Comm_free(&ctx->nodes.leaders);
     MPI_Finalize();

@@ -256,7 +256,7 @@ int main(int argc, char **argv)
     jb_json_num(cfg, "off_node_per_node_mean", off_node_mean);
     jb_json_num(cfg, "inject_probability", o.inject_p);
     jb_json_num(cfg, "inject_us", o.inject_us);
-    jb_json_str(cfg, "call", "MPI_Barrier, then the exchange; each task times from after the barrier to the end of its exchange");
+    jb_json_str(cfg, "call", "a barrier (or --sync window), then the exchange; each task times from its start to the end of its exchange");
     jb_calls_describe(cfg);
 
     if (ctx.rank == 0) {
@@ -289,16 +289,14 @@ int main(int argc, char **argv)
         for (int pattern = 0; pattern < NPATTERNS; pattern++) {
             if (!o.patterns[pattern])
                 continue;
-            jb_watch("pattern %s, sizes %zu (north-south) and %zu (east-west),", halo_pattern_names[pattern],
-                     o.ns_sizes[s], o.ew_sizes[s]);
             long bad_bytes = 0, injected = 0, injected_all = 0;
-            jb_calls_clear(&st);
+            jb_calls_begin(&ctx, &st, "pattern %s, sizes %zu (north-south) and %zu (east-west),",
+                           halo_pattern_names[pattern], o.ns_sizes[s], o.ew_sizes[s]);
             for (long c = -ctx.opt.warmup; c < calls; c++) {
                 if (ctx.opt.validate)
                     fill_payloads(&h, g, c);
                 int inject = o.inject_p > 0 && jb_rng_uniform(&rng) < o.inject_p;
-                MPI_Barrier(h.comm);
-                double t0 = MPI_Wtime();
+                double t0 = jb_call_start(&ctx, &st, h.comm, c);
                 if (inject)
                     jb_busy_wait(o.inject_us * 1e-6);
                 halo_exchange_run(&h, pattern);

@@ -111,8 +111,7 @@ static void measure(jb_ctx *ctx, const pp_options *o, pingpong *p, MPI_Comm ping
             p->send[k][i] = (char)payload(pair, p->pinger, k, i);
         memset(p->recv[k], 0, size);
     }
-    jb_calls_clear(st);
-    jb_watch("mode %s, size %zu, %d message(s) each way,", send_mode_names[mode], size, n);
+    jb_calls_begin(ctx, st, "mode %s, size %zu, %d message(s) each way,", send_mode_names[mode], size, n);
     MPI_Barrier(MPI_COMM_WORLD);
     for (long c = -ctx->opt.warmup; c < ctx->opt.calls; c++) {
         double t0 = MPI_Wtime();

@@ -122,16 +122,14 @@ static double measure(jb_ctx *ctx, const torus_options *o, torus_exchange *t, in
 {
     int n = 2 * t->ndims;
     long bad = 0;
-    jb_calls_clear(st);
-    jb_watch("pattern %s, size %zu, work %s (%zu bytes),", torus_pattern_names[pattern], t->size, work_place,
-             work_bytes);
+    jb_calls_begin(ctx, st, "pattern %s, size %zu, work %s (%zu bytes),", torus_pattern_names[pattern], t->size,
+                   work_place, work_bytes);
     for (long c = -ctx->opt.warmup; c < ctx->opt.calls; c++) {
         if (ctx->opt.validate)
             for (int d = 0; d < n; d++)
                 for (size_t i = 0; i < t->size; i++)
                     t->send[d][i] = (char)payload(ctx->rank, d, c, i);
-        MPI_Barrier(t->comm);
-        double t0 = MPI_Wtime();
+        double t0 = jb_call_start(ctx, st, t->comm, c);
         torus_exchange_run(t, pattern);
         double us = (MPI_Wtime() - t0) * 1e6;
         if (c >= 0)
@@ -208,7 +206,7 @@ int main(int argc, char **argv)
     for (int d = 0; d < 2 * o.ndims; d++)
         jb_json_int(cfg, NULL, nb0[d]);
     jb_json_end(cfg);
-    jb_json_str(cfg, "call", "MPI_Barrier, then the exchange (and the work, if any); timed on every task");
+    jb_json_str(cfg, "call", "a barrier (or --sync window), then the exchange (and the work, if any); timed on every task");
     jb_json_str(cfg, "bandwidth_mb_s", "bytes each task sends per call (2 ndims size) / max_us, MB = 10^6 bytes");
     jb_json_str(cfg, "saved_us", "work before the final MPI_Waitall: max_us with the work after it, less max_us");
     jb_calls_describe(cfg);
