@@ -7,6 +7,7 @@ repeats and how each value was aggregated.
 """
 from __future__ import annotations
 
+import re
 import statistics
 from collections import defaultdict
 from dataclasses import dataclass, field
@@ -369,12 +370,14 @@ def osu(col):
     rows, lat, bw = [], defaultdict(list), defaultdict(list)
     for c in ours:
         size = c.params.get("msg_size")
-        lat[(c.label, c.environ, "jb-pingpong")].append((size, c.value("cycle") / 2))
-        bw[(c.label, c.environ, "jb-pingpong")].append((size, c.value("speed")))
+        if c.value("cycle") is not None:  # None: a run whose value was not measured
+            lat[(c.label, c.environ, "jb-pingpong")].append((size, c.value("cycle") / 2))
+        if c.value("speed") is not None:
+            bw[(c.label, c.environ, "jb-pingpong")].append((size, c.value("speed")))
     for c in theirs:
         target = lat if c.params["benchmark"] == "osu_latency" else bw
         for var, p in c.perf.items():
-            if "_" in var and p.value is not None:
+            if re.fullmatch(r"\w+_[0-9]+", var) and p.value is not None:  # latency_8: the value at 8 bytes
                 target[(c.label, c.environ, c.params["benchmark"])].append((int(var.rsplit("_", 1)[1]), p.value))
     fig, (left, right) = subplots(1, 2, figsize=(9, 4))
     for ax, data, ylabel in ((left, lat, "latency us"), (right, bw, "MB/s")):

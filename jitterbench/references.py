@@ -38,14 +38,12 @@ is one clear line naming the entry, and builds files from ReFrame runs.
 from __future__ import annotations
 
 from datetime import datetime, timezone
-import json
 import re
 import statistics
-from pathlib import Path
 
 import yaml
 
-from .files import read_text
+from .files import is_number, loads_yaml, read_json, read_text
 
 PROVENANCE_KEYS = ("system", "source", "date", "method")
 
@@ -67,13 +65,12 @@ class ReferenceFileError(ValueError):
 
 
 def load(path) -> dict:
-    path = Path(path)
-    try:
-        doc = yaml.safe_load(read_text(path, ReferenceFileError))
-    except yaml.YAMLError as e:
-        mark = getattr(e, "problem_mark", None)
-        where = f" (line {mark.line + 1})" if mark else ""
-        raise ReferenceFileError(f"{path}: not YAML{where}: {getattr(e, 'problem', e)}") from None
+    return loads(read_text(path, ReferenceFileError), path)
+
+
+def loads(text, path) -> dict:
+    """A reference file's text, checked; every problem is one line naming path and the entry."""
+    doc = loads_yaml(text, path, ReferenceFileError)
     if not isinstance(doc, dict) or not doc:
         raise ReferenceFileError(f"{path}: not a reference file (expected a mapping of check names)")
     if next(iter(doc)) != "provenance" or not isinstance(doc["provenance"], dict):
@@ -126,7 +123,7 @@ def _stated_problem(item, ids):
     if item["id"] in ids:
         return "id is not unique in the file"
     value, unit, note = item["value"], item["unit"], item.get("note")
-    if value is not None and not _is_number(value):
+    if value is not None and not is_number(value):
         return f"value must be a number or null, got {value!r}"
     if unit is None and value is not None:
         return "unit may be null only with a null value"
@@ -147,10 +144,6 @@ def _stated_problem(item, ids):
     return None
 
 
-def _is_number(v):
-    return isinstance(v, (int, float)) and not isinstance(v, bool)
-
-
 def _check_level(path, where, node, depth):
     if not isinstance(node, dict):
         raise ReferenceFileError(f"{path}: {' > '.join(map(str, where))}: expected a mapping")
@@ -168,8 +161,8 @@ def _check_tuple(path, where, value):
         if len(value) != 3:
             raise ReferenceFileError(f"{path}: {name}: expected ['$xfail', reason, [value, lower, upper, unit]]")
         value = value[2]
-    ok = (isinstance(value, list) and len(value) in (3, 4) and _is_number(value[0])
-          and all(v is None or _is_number(v) for v in value[1:3]))
+    ok = (isinstance(value, list) and len(value) in (3, 4) and is_number(value[0])
+          and all(v is None or is_number(v) for v in value[1:3]) and (len(value) == 3 or isinstance(value[3], str)))
     if not ok:
         raise ReferenceFileError(f"{path}: {name}: expected [value, lower, upper, unit], got {value!r}")
     ref, lower, upper = value[:3]
@@ -181,30 +174,92 @@ def _check_tuple(path, where, value):
 
 def read_report(path) -> dict:
     """A ReFrame run report (--report-file), or one line saying why it is not one."""
-    try:
-        report = json.loads(read_text(path, ReferenceFileError))
-    except json.JSONDecodeError as e:
-        raise ReferenceFileError(f"{path}: not a ReFrame run report: {e}") from None
+    report = read_json(path, ReferenceFileError)
     if not isinstance(report, dict) or "runs" not in report or "session_info" not in report:
         raise ReferenceFileError(f"{path}: not a ReFrame run report (no 'runs' or 'session_info')")
+    problem = _report_problem(report)
+    if problem:
+        raise ReferenceFileError(f"{path}: not a ReFrame run report: field {problem}")
     return report
 
 
+CASE_TEXT = ("display_name", "result", "system", "partition", "environ")
+
+
+def _report_problem(report):
+    """'<field> <what is wrong>' for the first field of a run report that the commands read
+    and cannot use, or None."""
+    if not isinstance(report["session_info"], dict):
+        return "session_info is not an object"
+    start = report["session_info"].get("time_start_unix")
+    if start is not None and not is_number(start):
+        return f"session_info.time_start_unix is not a number: {start!r}"
+    if not isinstance(report["session_info"].get("prefix_output") or "", str):
+        return f"session_info.prefix_output is not a string: {report['session_info']['prefix_output']!r}"
+    if not isinstance(report["runs"], list):
+        return f"runs is not a list: {report['runs']!r:.40}"
+    for r, run in enumerate(report["runs"]):
+        if not isinstance(run, dict):
+            return f"runs[{r}] is not an object"
+        if not isinstance(run.get("testcases", []), list):
+            return f"runs[{r}].testcases is not a list"
+        for c, case in enumerate(run.get("testcases", [])):
+            problem = _case_problem(case)
+            if problem:
+                return f"runs[{r}].testcases[{c}]{problem}"
+    return None
+
+
+def _case_problem(case):
+    if not isinstance(case, dict):
+        return " is not an object"
+    for key in CASE_TEXT:
+        if not isinstance(case.get(key), str):
+            return f".{key} is not a string: {case.get(key)!r}"
+    if not case["display_name"].strip():
+        return ".display_name is empty"
+    for name in parameter_names(case["display_name"]):
+        if name not in case:
+            return f" lacks the parameter {name} that its display_name names"
+        if not (case[name] is None or isinstance(case[name], (str, int, float, bool))):
+            return f".{name} is not a parameter value (text or a number): {case[name]!r}"
+    perf = case.get("perfvalues") or {}
+    if not isinstance(perf, dict):
+        return ".perfvalues is not an object"
+    for name, pv in perf.items():
+        if not isinstance(pv, list) or len(pv) < 5:
+            return f".perfvalues.{name} is not [value, reference, lower, upper, unit, ...]"
+        bad = next((i for i in range(4) if pv[i] is not None and not is_number(pv[i])), None)
+        if bad is not None:
+            return f".perfvalues.{name}[{bad}] is not a number: {pv[bad]!r}"
+        if pv[4] is not None and not isinstance(pv[4], str):
+            return f".perfvalues.{name}[4] (the unit) is not a string: {pv[4]!r}"
+    if not isinstance(case.get("outputdir") or "", str):
+        return f".outputdir is not a string: {case['outputdir']!r}"
+    keep = case.get("keep_files") or []
+    if not isinstance(keep, list) or not all(isinstance(k, str) for k in keep):
+        return f".keep_files is not a list of file names: {keep!r}"
+    return None
+
+
 def testcases(report_paths):
-    """(report, test case) for every case with performance values in ReFrame run reports."""
+    """(path, report, test case) for every case with performance values in ReFrame run reports."""
     for path in report_paths:
         report = read_report(path)
         for run in report["runs"]:
             for case in run.get("testcases", []):
                 if case.get("perfvalues"):
-                    yield report, case
+                    yield path, report, case
 
 
 def parameters(case):
     """The test's parameters in declaration order, from its display name
     ('HaloCheck %nodes=1 %pattern=sendrecv'), with their typed values."""
-    names = re.findall(r"%(\w+)=", case["display_name"])
-    return {name: case[name] for name in names}
+    return {name: case[name] for name in parameter_names(case["display_name"])}
+
+
+def parameter_names(display_name):
+    return re.findall(r"%(\w+)=", display_name)
 
 
 def index_of(case):
@@ -225,13 +280,17 @@ def build(report_paths, system, measured_by, min_slack=0.5, spread_factor=2.0):
     The better side (BETTER, by unit) is left unbounded (null).
     """
     samples, units, index, versions, dates, commands = {}, {}, {}, set(), set(), set()
-    for report, case in testcases(report_paths):
+    for path, report, case in testcases(report_paths):
         if case.get("system") != system:
             continue
         info = report["session_info"]
-        versions.add(info.get("version", "?"))
-        dates.add(datetime.fromtimestamp(info["time_start_unix"], timezone.utc).date().isoformat())
-        commands.add(info.get("cmdline", ""))
+        try:
+            dates.add(datetime.fromtimestamp(info["time_start_unix"], timezone.utc).date().isoformat())
+        except (KeyError, TypeError, ValueError, OverflowError, OSError):
+            raise ReferenceFileError(f"{path}: field session_info.time_start_unix is not a time: "
+                                     f"{info.get('time_start_unix')!r}") from None
+        versions.add(str(info.get("version", "?")))
+        commands.add(str(info.get("cmdline", "")))
         check = case["display_name"].split()[0]
         index.setdefault(check, index_of(case))
         key = (f"{case['system']}:{case['partition']}", case["environ"], *parameters(case).values())

@@ -10,8 +10,6 @@ same parameters are repeats.
 """
 from __future__ import annotations
 
-import json
-import re
 from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -19,7 +17,7 @@ from pathlib import Path
 from tqdm import tqdm
 
 from . import references, results
-from .files import read_text
+from .files import parse_number, read_json, read_text
 
 
 class RunsError(ValueError):
@@ -91,19 +89,12 @@ class Collection:
 
 
 def _typed(text):
-    """A perflog field as the value ReFrame logged: int, float, None or the string."""
+    """A perflog field as the value ReFrame logged: int, float, None or the string (also
+    for nan, inf or 1e999, which no measurement is: a value so logged is not a number)."""
     if text in ("None", "null", ""):
         return None
-    for kind in (int, float):
-        try:
-            return kind(text)
-        except ValueError:
-            pass
-    return text
-
-
-def _param_names(display_name):
-    return re.findall(r"%(\w+)=", display_name)
+    number = parse_number(text)
+    return text if number is None else number
 
 
 def _documents(outputdir, keep_files, skipped):
@@ -168,7 +159,7 @@ def read_perflog(path, label, skipped):
             continue
         row = dict(zip(header, fields))
         try:
-            names = _param_names(row["display_name"])
+            names = references.parameter_names(row["display_name"])
             perf = {k[:-6]: Perf(_typed(row[k]), row[f"{k[:-6]}_unit"], _typed(row[f"{k[:-6]}_ref"]),
                                  _typed(row[f"{k[:-6]}_lower_thres"]), _typed(row[f"{k[:-6]}_upper_thres"]))
                     for k in header if k.endswith("_value") and f"{k[:-6]}_unit" in row}
@@ -259,11 +250,15 @@ def _document_variants(doc):
 def document_cases(label, path, doc):
     """A benchmark's JSON document given on its own, as cases: one per result."""
     lib = doc["metadata"].get("mpi_library", "")
+    try:
+        variants = list(_document_variants(doc))
+    except KeyError as e:
+        raise RunsError(f"{path}: a result of jb-{doc['benchmark']} lacks the field {e.args[0]}") from None
     return [Case(label=label, system=label, partition="", environ=results.mpi_name(doc), check=check,
                  params=params, perf=perf, run=str(path), source=str(path), documents=[doc], kind="measured",
                  meta={"mpi_library": lib.splitlines()[0] if lib else "",
                        "node_list": doc["metadata"].get("node_list", "")})
-            for check, params, perf in _document_variants(doc)]
+            for check, params, perf in variants]
 
 
 def _inputs(spec):
@@ -293,10 +288,7 @@ def collect(specs, progress=True) -> Collection:
             out.cases += cases
             out.stated += stated
         elif path.suffix == ".json":
-            try:
-                doc = json.loads(read_text(path, RunsError))
-            except json.JSONDecodeError as e:
-                raise RunsError(f"{path}: not JSON (line {e.lineno}: {e.msg})") from None
+            doc = read_json(path, RunsError)
             if isinstance(doc, dict) and "session_info" in doc:
                 cases, run = read_report(path, label, out.skipped)
                 out.cases += cases

@@ -12,14 +12,13 @@ All times are in microseconds.
 """
 from __future__ import annotations
 
-import json
 import math
 from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
 
-from .files import read_text
+from .files import loads_json, parse_number, read_text
 
 # Floats per (P, chunk) state array. Trials run in chunks of CHUNK_ELEMENTS // P so memory stays
 # small at any P and the working set stays in cache. Fixed, because the chunking decides the order
@@ -141,16 +140,17 @@ def load_interrupt_trace(path) -> TraceInterrupts:
             continue
         if words[0] == "#":
             if len(words) == 3 and words[1] == "length_us":
-                length = words[2]
+                length = parse_number(words[2])
+                if length is None:
+                    raise SimulationInputError(f"{path}: line {lineno}: length_us is not a finite number")
             continue
-        try:
-            t, c = (float(w) for w in words)
-        except ValueError:
-            raise SimulationInputError(f"{path}: line {lineno}: expected 'time_us cost_us', got {line.strip()[:40]!r}") from None
-        times.append(t)
-        costs.append(c)
+        numbers = [parse_number(w) for w in words]
+        if len(numbers) != 2 or None in numbers:
+            raise SimulationInputError(f"{path}: line {lineno}: expected 'time_us cost_us', got {line.strip()[:40]!r}")
+        times.append(numbers[0])
+        costs.append(numbers[1])
     try:
-        return TraceInterrupts(times, costs, float(length) if length else None)
+        return TraceInterrupts(times, costs, length)
     except ValueError as e:
         raise SimulationInputError(f"{path}: {e}") from None
 
@@ -351,11 +351,8 @@ def load_samples(path, entry: int | None = None) -> np.ndarray:
 
 
 def _json_samples(path: Path, text: str, entry: int | None) -> np.ndarray:
-    try:
-        doc = json.loads(text)
-    except json.JSONDecodeError as e:
-        raise SimulationInputError(f"{path}: not JSON (line {e.lineno}: {e.msg})") from None
-    results = doc.get("results")
+    doc = loads_json(text, path, SimulationInputError)
+    results = doc.get("results") if isinstance(doc, dict) else None
     if not isinstance(results, list):
         raise SimulationInputError(f"{path}: no 'results' list")
     found = [i for i, r in enumerate(results) if isinstance(r, dict) and "samples_us" in r]
