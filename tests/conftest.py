@@ -80,7 +80,7 @@ def mpi(request):
     m = mpis.by_name(request.param)
     if not m.available():
         pytest.skip(f"{m.name} is not installed ({m.mpicc} or {m.mpirun} not on PATH)")
-    for benchmark in ("halo", "eager", "pingpong", "torus", "alltoall", "contention"):
+    for benchmark in ("halo", "eager", "pingpong", "torus", "alltoall", "contention", "noise"):
         if not m.binary(benchmark).exists():
             pytest.fail(f"{m.binary(benchmark)} is missing: run ci/setup.sh first")
     return m
