@@ -28,6 +28,18 @@ static void receive_all(pingpong *p)
     MPI_Waitall(p->n, p->req, MPI_STATUSES_IGNORE);
 }
 
+void pingpong_window(pingpong *p)
+{
+    char ack = 0;
+    if (p->pinger) {
+        send_all(p, MODE_ISEND);
+        MPI_Recv(&ack, 1, MPI_BYTE, p->partner, p->n, p->comm, MPI_STATUS_IGNORE);
+    } else {
+        receive_all(p);
+        MPI_Send(&ack, 1, MPI_BYTE, p->partner, p->n, p->comm);
+    }
+}
+
 void pingpong_cycle(pingpong *p, int mode)
 {
     if (p->pinger) {

@@ -21,5 +21,8 @@ typedef struct {
 /* A sends n messages to B; once B has received all n (n MPI_Irecv and one
  * MPI_Waitall), B sends the n messages back the same way. */
 void pingpong_cycle(pingpong *p, int mode);
+/* osu_bw's window: A sends n messages (MPI_Isend, one MPI_Waitall), B receives
+ * them (n MPI_Irecv, one MPI_Waitall) and answers with one byte. */
+void pingpong_window(pingpong *p);
 
 #endif

@@ -17,7 +17,14 @@ static const char usage[] =
     "  --size LIST           bytes per message: 8,1K or 8:64K [8:64K]\n"
     "  --messages LIST       n, messages per direction and cycle, 1 to 64 [1,2,4,8,16,32,64]\n"
     "  --total LIST          fixed-total mode: each total split into n messages (size = total / n)\n"
+    "  --one-way             osu_bw's window instead: n messages there (MPI_Isend, one MPI_Waitall),\n"
+    "                        one byte back; speed = n size / cycle (mode 'window')\n"
     "  --series              per-cycle MAX and AVG over pairs in the JSON\n";
+
+/* --one-way's cycle, beside the four send modes of a multi-ping-pong */
+enum { MODE_WINDOW = NMODES };
+
+static const char *mode_name(int mode) { return mode == MODE_WINDOW ? "window" : send_mode_names[mode]; }
 
 typedef struct {
     int modes[NMODES];
@@ -25,7 +32,7 @@ typedef struct {
     int nsizes, ntotals;
     long *messages;
     int nmessages;
-    int series;
+    int series, one_way;
 } pp_options;
 
 static unsigned char payload(int pair, int direction, int k, size_t i)
@@ -57,15 +64,19 @@ static void parse(jb_ctx *ctx, int argc, char **argv, pp_options *o)
     static const struct option longopts[] = {
         {"mode", required_argument, NULL, 'M'}, {"size", required_argument, NULL, 's'},
         {"messages", required_argument, NULL, 'n'}, {"total", required_argument, NULL, 'T'},
-        {"series", no_argument, NULL, 'S'}, JB_COMMON_LONGOPTS};
-    int c;
+        {"series", no_argument, NULL, 'S'}, {"one-way", no_argument, NULL, 'W'}, JB_COMMON_LONGOPTS};
+    int c, modes_given = 0;
     char err[JB_ERRLEN];
     memset(o, 0, sizeof *o);
     for (int m = 0; m < NMODES; m++)
         o->modes[m] = 1;
     while ((c = getopt_long(argc, argv, ":h", longopts, NULL)) != -1) {
         switch (c) {
-        case 'M': jb_option(ctx, "--mode", jb_parse_name_list(optarg, send_mode_names, NULL, o->modes, err), err); break;
+        case 'M':
+            jb_option(ctx, "--mode", jb_parse_name_list(optarg, send_mode_names, NULL, o->modes, err), err);
+            modes_given = 1;
+            break;
+        case 'W': o->one_way = 1; break;
         case 's': jb_option(ctx, "--size", jb_parse_size_list(optarg, &o->sizes, &o->nsizes, err), err); break;
         case 'n': jb_option(ctx, "--messages", jb_parse_long_list(optarg, 1, 64, &o->messages, &o->nmessages, err), err); break;
         case 'T': jb_option(ctx, "--total", jb_parse_size_list(optarg, &o->totals, &o->ntotals, err), err); break;
@@ -78,6 +89,8 @@ static void parse(jb_ctx *ctx, int argc, char **argv, pp_options *o)
         jb_fail(ctx, "needs an even number of tasks (pairs i, i + N/2), not %d", ctx->size);
     if (o->sizes && o->totals)
         jb_fail(ctx, "give either --size or --total");
+    if (o->one_way && modes_given)
+        jb_fail(ctx, "--one-way has a cycle of its own: give no --mode");
     if (!o->sizes && !o->totals)
         jb_option(ctx, "--size", jb_parse_size_list("8:64K", &o->sizes, &o->nsizes, err), err);
     if (!o->messages)
@@ -111,27 +124,31 @@ static void measure(jb_ctx *ctx, const pp_options *o, pingpong *p, MPI_Comm ping
             p->send[k][i] = (char)payload(pair, p->pinger, k, i);
         memset(p->recv[k], 0, size);
     }
-    jb_calls_begin(ctx, st, "mode %s, size %zu, %d message(s) each way,", send_mode_names[mode], size, n);
+    jb_calls_begin(ctx, st, "mode %s, size %zu, %d message(s),", mode_name(mode), size, n);
     MPI_Barrier(MPI_COMM_WORLD);
     for (long c = -ctx->opt.warmup; c < ctx->opt.calls; c++) {
         double t0 = MPI_Wtime();
-        pingpong_cycle(p, mode);
+        if (mode == MODE_WINDOW)
+            pingpong_window(p);
+        else
+            pingpong_cycle(p, mode);
         double us = (MPI_Wtime() - t0) * 1e6;
         if (c >= 0 && p->pinger)
             jb_calls_record(st, c, us);
     }
     long bad = 0;
-    for (int k = 0; k < n; k++)
+    int received = mode != MODE_WINDOW || !p->pinger; /* a window's sender gets one byte back, no payload */
+    for (int k = 0; received && k < n; k++)
         for (size_t i = 0; i < size; i++)
             bad += (unsigned char)p->recv[k][i] != payload(pair, !p->pinger, k, i);
-    jb_fail_if_any(ctx, bad != 0, "mode %s: messages arrived with wrong payload bytes", send_mode_names[mode]);
+    jb_fail_if_any(ctx, bad != 0, "mode %s: messages arrived with wrong payload bytes", mode_name(mode));
     if (!p->pinger)
         return;
     jb_calls_reduce(st, pingers);
     if (ctx->rank != 0)
         return;
     jb_result_begin(ctx);
-    jb_result_str(ctx, "mode", send_mode_names[mode], 1);
+    jb_result_str(ctx, "mode", mode_name(mode), 1);
     jb_result_int(ctx, "size", (long long)size, 1);
     jb_result_int(ctx, "messages", n, 1);
     jb_result_int(ctx, "total", (long long)size * n, 0);
@@ -146,9 +163,10 @@ static void measure(jb_ctx *ctx, const pp_options *o, pingpong *p, MPI_Comm ping
     }
     jb_summary slowest;
     jb_summarize(st->max, (size_t)st->calls, &slowest);
-    jb_result_num(ctx, "speed_mb_s", 2.0 * n * size / mean_max, 1);
-    jb_result_num(ctx, "speed_p50_mb_s", 2.0 * n * size / slowest.p50, 0);
-    if (n == 1)
+    double moved = (mode == MODE_WINDOW ? 1.0 : 2.0) * n * size; /* bytes per cycle */
+    jb_result_num(ctx, "speed_mb_s", moved / mean_max, 1);
+    jb_result_num(ctx, "speed_p50_mb_s", moved / slowest.p50, 0);
+    if (n == 1 && mode != MODE_WINDOW)
         jb_result_num(ctx, "latency_us", mean_avg / 2, 0);
     jb_result_end(ctx);
 }
@@ -196,7 +214,7 @@ int main(int argc, char **argv)
             jb_json_int(cfg, NULL, k);
     jb_json_end(cfg);
     jb_json_str(cfg, "call", "one cycle (calls = cycles), timed on task i of each pair: n messages there, n back");
-    jb_json_str(cfg, "speed_mb_s", "2 n size / max_us, MB = 10^6 bytes");
+    jb_json_str(cfg, "speed_mb_s", "2 n size / max_us (mode window: n size / max_us), MB = 10^6 bytes");
     jb_json_str(cfg, "latency_us", "n = 1 only: avg_us / 2, the mean half round trip (osu_latency's definition)");
     jb_calls_describe(cfg);
     if (ctx.rank == 0)
@@ -206,8 +224,8 @@ int main(int argc, char **argv)
 
     jb_calls st;
     jb_calls_init(&ctx, &st, ctx.opt.calls);
-    for (int mode = 0; mode < NMODES; mode++) {
-        if (!o.modes[mode])
+    for (int mode = 0; mode <= MODE_WINDOW; mode++) {
+        if (mode == MODE_WINDOW ? !o.one_way : o.one_way || !o.modes[mode])
             continue;
         for (int k = 0; k < o.nmessages; k++) {
             int n = (int)o.messages[k];
