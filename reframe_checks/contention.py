@@ -3,19 +3,27 @@
 
 Runs on partitions with the `topology` feature, on every node of the
 partition (one task each), at the coordinates of the file in the partition's
-extras["topology"].  distance is h for `hops` (one pair, partner h hops
-away), n for `pairs` (every node paired n hops away along one dimension) and
-k for `link` (k pairs sharing one link); `random` has none.  Performance:
-the latency (half round trip, mean and median over calls of the mean over
-pairs), the per-call MAX over pairs of the round trip, and for pairs and link
-the slow-down over the uncontended case measured in the same job.
+extras["topology"].  A run per pattern sweeps the message sizes and the
+distances: h for `hops` (one pair, partner h hops away), n for `pairs` (every
+node paired n hops away along one dimension) and k for `link` (k pairs sharing
+one link); `random` has none.  Performance, per size and distance
+(latency_8_d2, ...): the latency (half round trip, mean and median over calls
+of the mean over pairs), the per-call MAX over pairs of the round trip, and
+for pairs and link the slow-down over the uncontended case measured in the
+same run.  Each value is read from the summary line whose pattern, size and
+distance fields match, whatever order the benchmark prints them in.
 """
 import reframe as rfm
-import reframe.utility.sanity as sn
-from reframe.core.builtins import parameter, run_after, run_before
+import reframe.utility.typecheck as typ
+from reframe.core.builtins import parameter, run_after, variable
 
-from jitterbench.rfm import JitterbenchCheck
+from jitterbench.checks import JitterbenchCheck, listed, partitions
 from jitterbench.topology import read_shape
+
+LATENCY = {"latency": ("latency_us", "us"), "latency_p50": ("latency_p50_us", "us"), "max": ("max_us", "us")}
+SLOWDOWN = {"slowdown": ("slowdown", "")}
+# the summary line's field that holds a pattern's distance (random has none)
+DISTANCE_FIELD = {"hops": "hops", "pairs": "hops", "link": "k"}
 
 
 @rfm.simple_test
@@ -23,48 +31,48 @@ class ContentionCheck(JitterbenchCheck):
     descr = "latency against hops and contention for links"
     benchmark = "contention"
     valid_systems = ["+topology"]
-    # 0: every node of the partition, where the topology file places them
-    nodes = parameter([0], type=int, loggable=True)
+    # every node of the partition, where the topology file places them: pairs are chosen by
+    # position, so the job holds them all (fits: only a partition of this size).  Each
+    # partition's size, not only the topology partitions': a parameter without values
+    # would make ReFrame warn on every system without one.
+    nodes = parameter(sorted({p.extras.get("max_nodes", 1) for p in partitions()}), type=int, loggable=True)
     tasks_per_node = parameter([1], type=int, loggable=True)
     distribution = parameter(["block"], type=str, loggable=True)
     eager_limit = parameter(["default"], type=str, loggable=True)
+    # a run each: hops and pairs share the benchmark's --hops list, and pairs reaches less far
     pattern = parameter(["hops", "pairs", "link", "random"], type=str, loggable=True)
-    msg_size = parameter([8, 1024, 65536, 1048576], type=int, loggable=True)
-    distance = parameter([1, 2, 3, 4, 6, 8], type=int, loggable=True)
+    # swept in the run; -S msg_sizes=..., -S distances=... narrow them
+    msg_sizes = [8, 1024, 65536, 1048576]
+    # h, n and k of the run, those the topology reaches
+    distances = variable(typ.List[int], value=[1, 2, 3, 4, 6, 8], loggable=True)
     calls = 100
+    quick_variant = {}  # every pattern: the modes narrow sizes and distances instead (systems/torus.py)
 
-    @run_after("setup")
-    def fit_partition(self):
-        """Every node, one task each: the pairs are chosen by position, so the job must hold them all."""
-        most = self.current_partition.extras.get("max_nodes", 1)
-        self.skip_if(self.nodes not in (0, most), f"runs on all {most} nodes of the topology")
-        self.num_tasks_per_node = 1
-        self.num_tasks = most
+    def fits(self, partition):
+        return super().fits(partition) and self.nodes == partition.extras.get("max_nodes")
 
     @run_after("setup")
     def options(self):
         topology = self.current_partition.extras["topology"]
         shape = read_shape(topology)
-        self.skip_if(self.pattern == "random" and self.distance != 1, "random pairing has no distance")
-        most = shape.max_hops() if self.pattern == "hops" else shape.max_along(0)
-        self.skip_if(self.distance > most, f"the topology ({'x'.join(map(str, shape.dims))}) reaches "
-                                           f"{self.pattern} distance {most}")
-        opts = {"hops": ["--pattern", "hops", "--hops", str(self.distance)],
-                # the uncontended latency at the same distance, for the slow-down
-                "pairs": ["--pattern", "hops,pairs", "--hops", str(self.distance)],
-                "link": ["--pattern", "link", "--k", ",".join(sorted({"1", str(self.distance)}, key=int))],
+        most = {"hops": shape.max_hops(), "random": 0}.get(self.pattern, shape.max_along(0))
+        reach = [d for d in self.distances if d <= most]
+        self.skip_if(self.pattern != "random" and not reach,
+                     f"the topology ({'x'.join(map(str, shape.dims))}) reaches {self.pattern} distance {most}")
+        opts = {"hops": ["--pattern", "hops", "--hops", listed(reach)],
+                # the uncontended latency at the same distances, for the slow-down
+                "pairs": ["--pattern", "hops,pairs", "--hops", listed(reach)],
+                # k = 1, the uncontended link, for the slow-down
+                "link": ["--pattern", "link", "--k", listed(sorted({1, *reach}))],
                 "random": ["--pattern", "random"]}[self.pattern]
-        self.executable_opts = ["--topology", topology, *opts, "--size", str(self.msg_size), "--validate",
+        self.executable_opts = ["--topology", topology, *opts, "--size", listed(self.msg_sizes), "--validate",
                                 "--json", "contention.json"]
         self.keep_files = ["contention.json"]
-        # the summary line of this case
-        self.result_line = f"k={self.distance}" if self.pattern == "link" else f"pattern={self.pattern}"
-
-    @run_before("performance")
-    def set_perf_variables(self):
-        values = {"latency": "latency_us", "latency_p50": "latency_p50_us", "max": "max_us"}
-        if self.pattern == "pairs" or (self.pattern == "link" and self.distance > 1):
-            values["slowdown"] = "slowdown"
-        self.perf_variables = {
-            name: sn.make_performance_function(self.result(key, where=self.result_line), "" if name == "slowdown" else "us")
-            for name, key in values.items()}
+        distances = sorted({1, *reach}) if self.pattern == "link" else reach or [None]  # random: none
+        lines = [(None, {"msg_size": size, **({"distance": d} if d else {})},
+                  {"pattern": self.pattern, "size": size, **({DISTANCE_FIELD[self.pattern]: d} if d else {})})
+                 for size in self.msg_sizes for d in distances]
+        self.perf_variables = self.sweep_variables(LATENCY, lines)
+        if self.pattern in ("pairs", "link"):  # slowed down against hops at the same distance, or k = 1
+            self.perf_variables.update(self.sweep_variables(
+                SLOWDOWN, [line for line in lines if self.pattern == "pairs" or line[1]["distance"] > 1]))

@@ -9,7 +9,7 @@ import reframe as rfm
 import reframe.utility.sanity as sn
 from reframe.core.builtins import parameter, run_after, sanity_function, variable
 
-from jitterbench.rfm import JitterbenchCheck
+from jitterbench.checks import JitterbenchCheck
 
 
 def pair_of(transport):
@@ -24,8 +24,12 @@ class EagerCheck(JitterbenchCheck):
     benchmark = "eager"
     eager_limit = parameter(["default", "8192", "32768"], type=str, loggable=True)
     tasks_per_node = parameter([2], type=int, loggable=True)
+    # the probe pairs a task with one on its own node and one on another by itself: any
+    # distribution gives the same pairs
+    distribution = parameter(["block"], type=str, loggable=True)
     # bytes the MPI may keep of the limit for its own header (Open MPI ob1: 56)
     header_allowance = variable(int, value=256, loggable=True)
+    quick_variant = {**JitterbenchCheck.quick_variant, "tasks_per_node": [2], "eager_limit": ["default", "8192"]}
 
     @run_after("setup")
     def options(self):

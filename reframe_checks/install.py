@@ -10,7 +10,7 @@ JB_PREFIX=DIR/{environ}.  Tagged `install` only: no mode runs it.
 import reframe as rfm
 from reframe.core.builtins import run_after
 
-from jitterbench.rfm import JitterbenchBuild
+from jitterbench.checks import JitterbenchBuild
 
 
 @rfm.simple_test

@@ -13,8 +13,9 @@ import reframe as rfm
 import reframe.utility.sanity as sn
 from reframe.core.builtins import parameter, run_after, sanity_function
 
-from jitterbench import osu
-from jitterbench.rfm import MpiCheck, install_prefix
+from jitterbench import osu, sweeps
+from jitterbench.checks import QUICK_TASKS_PER_NODE, MpiCheck
+from jitterbench.rfm import install_prefix
 
 # benchmark: (folder under libexec/osu-micro-benchmarks/mpi, tasks (0: as many as the check has),
 #             column read, performance variable, unit, sizes reported, options)
@@ -47,16 +48,25 @@ def osu_value(stdout, column, size):
 @rfm.simple_test
 class OsuCheck(MpiCheck):
     descr = "OSU Micro-Benchmarks 7.x, for comparison with jitterbench"
-    tags = {"osu", "quick", "acceptance"}
+    tags = {"osu", "acceptance"}
     benchmark = parameter(list(BENCHMARKS), type=str, loggable=True)
+    # OSU is the common yardstick beside jitterbench's numbers: one layout of tasks (block,
+    # the quick mode's tasks per node) on every node count.  What the distribution and the
+    # tasks per node change, jitterbench's own checks measure
+    tasks_per_node = parameter([QUICK_TASKS_PER_NODE], type=int, loggable=True)
+    distribution = parameter(["block"], type=str, loggable=True)
+
+    def fits(self, partition):
+        folder, tasks = BENCHMARKS[self.benchmark][:2]
+        if not tasks:  # pairs of tasks in pt2pt (osu_multi_lat, osu_mbw_mr): an even number
+            return super().fits(partition) and (folder != "pt2pt" or self.nodes * self.tasks_per_node % 2 == 0)
+        # a two-task benchmark has one pair, on one node or across two, whatever tasks_per_node says
+        return (super().fits(partition) and self.nodes <= tasks
+                and tasks // self.nodes <= partition.extras.get("max_tasks_per_node", 1))
 
     @run_after("setup")
     def locate(self):
         folder, tasks, _, _, _, _, options = BENCHMARKS[self.benchmark]
-        # a two-task benchmark has one pair: on one node, or across two
-        self.skip_if(tasks and self.nodes > tasks, f"{self.benchmark} runs on {tasks} tasks, not {self.nodes} nodes")
-        self.skip_if(tasks and self.tasks_per_node != 2, f"{self.benchmark} runs on {tasks} tasks whatever "
-                                                          "tasks_per_node says (tasks_per_node=2 runs it)")
         path = find_osu(self.benchmark, folder, self.current_environ.name)
         prefix = install_prefix("JB_OSU_PREFIX").format(environ=self.current_environ.name)
         self.skip_if(path is None, f"OSU Micro-Benchmarks not found: no {self.benchmark} under {prefix or 'PATH'}")
@@ -70,7 +80,7 @@ class OsuCheck(MpiCheck):
     def performance_variables(self):
         _, _, column, stem, unit, sizes, _ = BENCHMARKS[self.benchmark]
         self.perf_variables = {
-            (stem if size is None else f"{stem}_{size}"): sn.make_performance_function(
+            (stem if size is None else sweeps.name(stem, msg_size=size)): sn.make_performance_function(
                 osu_value(self.stdout, column, size), unit)
             for size in sizes
         }

@@ -2,33 +2,37 @@
 
 n messages of one size there and back per cycle, in four send modes; the
 cycle time (MAX over concurrent pairs, us) and the speed 2 n size / cycle
-(MB/s) against reference_data/<system>.yaml.
+(MB/s) for every send mode, size and n of one run (cycle_send_4096_n1,
+speed_isend_65536_n8, ...) against reference_data/<system>.yaml.
 """
 import reframe as rfm
-from reframe.core.builtins import parameter, performance_function, run_after
+import reframe.utility.typecheck as typ
+from reframe.core.builtins import run_after, variable
 
-from jitterbench.rfm import JitterbenchCheck
+from jitterbench.checks import JitterbenchCheck, listed
 
 
 @rfm.simple_test
 class PingPongCheck(JitterbenchCheck):
     descr = "multi-ping-pong: cycle time and speed"
     benchmark = "pingpong"
-    tasks_per_node = parameter([2], type=int, loggable=True)
-    mode = parameter(["send", "isend", "ssend", "issend"], type=str, loggable=True)
-    messages = parameter([1, 8], type=int, loggable=True)
-    msg_size = parameter([8, 4096, 65536], type=int, loggable=True)
+    # swept in each run; -S modes=send, -S messages=1 narrow them
+    modes = variable(typ.List[str], value=["send", "isend", "ssend", "issend"], loggable=True)
+    messages = variable(typ.List[int], value=[1, 8], loggable=True)  # messages per direction and cycle
+    msg_sizes = [8, 4096, 65536]
+    calls = 500  # the benchmark's own default, stated: `jitterbench plan` estimates from it
+    quick_variant = {**JitterbenchCheck.quick_variant, "distribution": ["block", "cyclic"]}
+
+    def fits(self, partition):
+        # pairs (i, i + N/2): an even number of tasks
+        return super().fits(partition) and self.nodes * self.tasks_per_node % 2 == 0
 
     @run_after("setup")
     def options(self):
-        self.executable_opts = ["--mode", self.mode, "--messages", str(self.messages), "--size", str(self.msg_size),
-                                "--validate", "--json", "pingpong.json"]
+        self.executable_opts = ["--mode", listed(self.modes), "--messages", listed(self.messages),
+                                "--size", listed(self.msg_sizes), "--validate", "--json", "pingpong.json"]
         self.keep_files = ["pingpong.json"]
-
-    @performance_function("us")
-    def cycle(self):
-        return self.result("max_us")
-
-    @performance_function("MB/s")
-    def speed(self):
-        return self.result("speed_mb_s")
+        self.perf_variables = self.sweep_variables(
+            {"cycle": ("max_us", "us"), "speed": ("speed_mb_s", "MB/s")},
+            [(mode, {"msg_size": size, "messages": n}, {"mode": mode, "size": size, "messages": n})
+             for mode in self.modes for size in self.msg_sizes for n in self.messages])

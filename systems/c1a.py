@@ -2,10 +2,11 @@
 Jitter" (IBM, Nov 2008; ../shared/papers/000_9fba8aad814ec0c2.txt).
 
 Select it with --system c1a.  The slides state 32 cores and 8 InfiniBand switch links
-per node; poe and MP_EAGER_LIMIT are the study's, as on hpce (jitterbench/rfm.py:
+per node; poe and MP_EAGER_LIMIT are the study's, as on hpce (jitterbench/launchers.py:
 IBM_PE, PoeLauncher).  reference_data/c1a.yaml holds every number the slides state.
 """
-from jitterbench.rfm import IBM_PE, environment, paper_system
+from jitterbench.launchers import IBM_PE
+from jitterbench.rfm import environment, paper_system
 
 ENVIRONMENTS = [environment(IBM_PE, "c1a")]
 

@@ -8,14 +8,13 @@ names one; `local` matches any host, so it stays last.
 """
 import importlib.util
 import os
-import shlex
 import sys
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 REPO = os.path.dirname(HERE)
 sys.path.insert(0, REPO)  # the jitterbench package of this checkout
 
-import jitterbench.rfm  # noqa: E402,F401  registers the jb-mpirun, poe, bgp-mpirun and yod launchers
+import jitterbench.launchers  # noqa: E402,F401  registers the jb-mpirun, poe, bgp-mpirun and yod launchers
 
 # the first whose hostnames match is used; local matches any.  The papers' machines
 # (hpce ... xt3) match no host: --system names them.
@@ -40,55 +39,31 @@ for _m in _systems:  # every run's files under one folder, so runs never share a
 _common_options = ["--exec-policy=serial", f"--report-junit={OUTPUT}/junit.xml",
                    "-c", os.path.join(REPO, "reframe_checks")]
 
-# A system module may define its own QUICK suite, the node counts its modes run
-# (NODE_COUNTS) and the checks they run (ONLY: ReFrame options such as -n).
-# The quick suite, a smoke test of every check on every node count: 100 timed calls
-# per run, two tasks per node, one size and one send mode per check (halo: both
-# placements; torus: with and without overlapped work; all-to-all: both methods),
-# the MPI's default eager limit (the eager check also sets 8 KiB: it proves the
-# variable moves the switch), block distribution (ping-pong also cyclic: it decides
-# which pairs cross nodes).  It selects among the checks' own variants with a filter
-# expression (-E, over each test's parameters; `benchmark` names the check): -P would
-# make a new test class of every one of the ~12,000 variants loaded, a minute of
-# every run on this machine.  OSU checks have no eager_limit, hence locals().get.
-QUICK = {
-    "options": ["-S", "calls=100"],
-    "select": " and ".join([
-        "tasks_per_node == 2",
-        "locals().get('eager_limit', 'default') in (('default', '8192') if benchmark == 'eager' else ('default',))",
-        "distribution in (('block', 'cyclic') if benchmark == 'pingpong' else ('block',))",
-        "(benchmark != 'halo' or (pattern == 'isend-recv' and msg_size == 4096))",
-        "(benchmark != 'pingpong' or (mode == 'send' and messages == 1 and msg_size == 4096))",
-        "(benchmark != 'torus' or (pattern == 'isend' and ndims == 1 and msg_size == 16384))",
-        "(benchmark != 'alltoall' or msg_size == 1024)",
-    ]),
-}
-
-_strict = ["-S", "require_reference=1", "-S", "strict_references=1"]
-
-
-def _node_counts(module):
-    most = max(p["extras"].get("max_nodes", 1) for p in module.SYSTEM["partitions"])
-    return ",".join(str(n) for n in range(1, most + 1))
+# Modes select by tags, with plain ReFrame options.  `acceptance` runs every variant the
+# system's partitions fit, with every reference required.  `quick` runs the variants the
+# checks tag `quick` (jitterbench/checks.py, quick_variant): a smoke test of every check on
+# every node count the partitions have (powers of two and the partition's size), two tasks
+# per node, the MPI's default eager limit (the eager check also sets 8 KiB: it proves the
+# variable moves the switch), block distribution (ping-pong also cyclic: it decides which
+# pairs cross nodes), one pattern or send mode per check (halo: both placements; torus: with
+# and without overlapped work; all-to-all: both methods), every message size in its one
+# run, 100 timed calls.  A system module may add options to both modes (ONLY: e.g. -n, -x,
+# -S) and replace the quick mode's own (QUICK).
+QUICK = ["-S", "calls=100"]
+_STRICT = ["-S", "require_reference=1", "-S", "strict_references=1"]
 
 
 def _mode(module, name):
-    """A mode's options for one system: its checks, on the system's node counts.  ReFrame
-    splits mode options as a shell would, and uses only the last -E: one quoted filter."""
-    select = f"nodes in ({getattr(module, 'NODE_COUNTS', _node_counts(module))},)"
-    extra = _strict
-    if name == "quick":
-        quick = getattr(module, "QUICK", QUICK)
-        select, extra = f"{select} and {quick['select']}", quick["options"]
-    return [*_common_options, "-t", name, *getattr(module, "ONLY", []), *extra,
-            f"--filter-expr={shlex.quote(select)}"]
+    """A mode's options for one system: its checks' variants of the mode's tag."""
+    own = getattr(module, "QUICK", QUICK) if name == "quick" else _STRICT
+    return [*_common_options, "-t", name, *getattr(module, "ONLY", []), *own]
 
 
 site_configuration = {
     "systems": [m.SYSTEM for m in _systems],
     "environments": [env for m in _systems for env in m.ENVIRONMENTS],
     # per system: quick (a few minutes on 2 cores) and acceptance (the full sweep a site runs to
-    # accept a machine, every reference required), on 1 to as many nodes as the system has
+    # accept a machine, every reference required)
     "modes": [{"name": name, "target_systems": [m.SYSTEM["name"]], "options": _mode(m, name)}
               for m in _systems for name in ("quick", "acceptance")],
     "general": [{"report_file": os.path.join(OUTPUT, "report.json"), "purge_environment": False}],

@@ -3,13 +3,14 @@ Communication Time on the IBM SP2" (../shared/papers/003_1fe4774c09b49939.txt):
 32 Thin Node 66 POWER2 nodes, one processor each, on the High-Performance Switch.
 
 Select it with --system sp2.  With one processor per node every message crosses the
-switch, so the partition has no shared-memory transport and runs one task per node
-(any check: -P tasks_per_node=1).  Its modes run Table 1's all-to-all, whose values
-reference_data/sp2.yaml gives ReFrame beside every number the paper states.  The
-paper used IBM's MPL, not MPI (section 2.3); the checks run IBM Parallel
-Environment's MPI (jitterbench/rfm.py's IBM_PE), whose eager limit is MP_EAGER_LIMIT.
+switch, so the partition has no shared-memory transport and runs one task per node.
+Its modes run Table 1's all-to-all, whose values reference_data/sp2.yaml gives
+ReFrame beside every number the paper states.  The paper used IBM's MPL, not MPI
+(section 2.3); the checks run IBM Parallel Environment's MPI
+(jitterbench/launchers.py's IBM_PE), whose eager limit is MP_EAGER_LIMIT.
 """
-from jitterbench.rfm import IBM_PE, environment, paper_system
+from jitterbench.launchers import IBM_PE
+from jitterbench.rfm import environment, paper_system
 
 ENVIRONMENTS = [environment(IBM_PE, "sp2")]
 
@@ -23,10 +24,8 @@ SYSTEM = paper_system("sp2", "IBM SP2 with the High-Performance Switch (paper 00
 })
 
 # Its modes reproduce Table 1: the pairwise all-to-all of 1 MB messages on 2 to 32
-# processors, one task per node.  -P adds both values: the checks' own tasks per node
-# start at 2, and AlltoallCheck's sizes end at 64 KiB.  Quick: the MPI's own eager
-# limit, block distribution.
-ONLY = ["-n", "AlltoallCheck", "-P", "tasks_per_node=1", "-P", "msg_size=1048576"]
-NODE_COUNTS = "2,4,8,16,32"
-QUICK = {"options": ["-S", "calls=100"],
-         "select": "method == 'pairwise' and eager_limit == 'default' and distribution == 'block'"}
+# processors, one task per node (the partition's size: tasks_per_node is 1 here).  Not on
+# one node: an all-to-all of one task exchanges nothing.  Quick: the pairwise method only,
+# the MPI's own eager limit, block distribution (the quick variants).
+ONLY = ["-n", "AlltoallCheck", "-x", "AlltoallCheck%nodes=1%", "-S", "AlltoallCheck.msg_sizes=1048576"]
+QUICK = ["-S", "calls=100", "-S", "AlltoallCheck.methods=pairwise"]

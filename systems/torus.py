@@ -51,8 +51,7 @@ SYSTEM = {
     }],
 }
 
-# its modes run the contention check on every node (nodes=0) of the ring; quick: two
-# sizes, the distances a ring of 6 has
+# its modes run the contention check on every node of the ring (its nodes parameter is the
+# partition's size); quick: two sizes, the distances a ring of 6 has
 ONLY = ["-n", "ContentionCheck"]
-NODE_COUNTS = "0"
-QUICK = {"options": ["-S", "calls=30"], "select": "msg_size in (8, 65536) and distance in (1, 2, 3)"}
+QUICK = ["-S", "calls=30", "-S", "ContentionCheck.msg_sizes=8,65536", "-S", "ContentionCheck.distances=1,2,3"]

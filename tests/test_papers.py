@@ -126,8 +126,8 @@ def test_values_the_text_gives_only_in_figures_are_null_and_say_so():
 def test_sp2_reframe_references_are_table_1():
     doc = references.load(REFERENCE_DIR / "sp2.yaml")
     entry = doc["AlltoallCheck"]
-    assert entry["$index"] == ["$partition", "nodes", "tasks_per_node", "method", "msg_size"]
-    refs = {nodes: leaf[1]["pairwise"][1048576]["throughput"] for nodes, leaf in entry["sp2:hps"].items()}
+    assert entry["$index"] == ["$partition", "nodes", "tasks_per_node"]
+    refs = {nodes: leaf[1]["throughput_pairwise_1048576"] for nodes, leaf in entry["sp2:hps"].items()}
     assert refs == {e["at"]["tasks"]: [e["value"], None, None, "MB/s"]
                     for e in by_metric("sp2", "alltoall_throughput")}
 
@@ -210,8 +210,8 @@ def dry_run(tmp_path, system, *args, references_dir=REFERENCE_DIR):
 def test_hpcx_job_sets_mp_eager_limit_and_launches_with_poe(tmp_path):
     scripts, cases = dry_run(
         tmp_path, "hpcx", "-c", "reframe_checks/halo.py", "-c", "reframe_checks/eager.py", "-n", "HaloCheck|EagerCheck",
-        "-P", "nodes=2", "-P", "tasks_per_node=4", "-P", "eager_limit=65536", "-P", "distribution=block",
-        "-P", "placement=row", "-P", "pattern=sendrecv", "-P", "msg_size=4096", references_dir=tmp_path / "none")
+        "-P", "nodes=2", "-P", "tasks_per_node=4", "-P", "eager_limit=65536", "-P", "placement=row",
+        "-S", "HaloCheck.patterns=sendrecv", "-S", "HaloCheck.msg_sizes=4096", references_dir=tmp_path / "none")
     (halo,) = [lines for lines in scripts if "jb-halo " in lines[-1]]
     assert "export MP_EAGER_LIMIT=65536" in halo
     assert halo[-1].startswith(f"MP_PROCS=8 MP_NODES=2 MP_TASKS_PER_NODE=4 poe {tmp_path}/prefix/ibm-pe/bin/jb-halo "
@@ -224,11 +224,11 @@ def test_hpcx_job_sets_mp_eager_limit_and_launches_with_poe(tmp_path):
 
 
 def test_sp2_references_reach_reframe_as_table_1(tmp_path):
-    scripts, cases = dry_run(
-        tmp_path, "sp2", "-c", "reframe_checks/alltoall.py", "-n", "AlltoallCheck", "-P", "nodes=2,32",
-        "-P", "tasks_per_node=1", "-P", "method=pairwise", "-P", "msg_size=1048576", "-P", "eager_limit=default",
-        "-P", "distribution=block")
-    assert sorted(lines[-1].split(" poe ")[0] for lines in scripts if "jb-alltoall " in lines[-1]) == [
-        "MP_PROCS=2 MP_NODES=2 MP_TASKS_PER_NODE=1", "MP_PROCS=32 MP_NODES=32 MP_TASKS_PER_NODE=1"]
-    references_used = {c["nodes"]: c["perfvalues"]["sp2:hps:throughput"][1] for c in cases}
-    assert references_used == {2: 40.991, 32: 38.970}
+    """Its quick mode: Table 1's pairwise all-to-all of 1 MB on 2 to 32 processors, one a node."""
+    scripts, cases = dry_run(tmp_path, "sp2", "--mode", "quick")
+    launches = [lines[-1] for lines in scripts if "jb-alltoall " in lines[-1]]
+    assert {line.split(" poe ")[0] for line in launches} == {
+        f"MP_PROCS={n} MP_NODES={n} MP_TASKS_PER_NODE=1" for n in (2, 4, 8, 16, 32)}
+    assert all(" --method pairwise --size 1048576 " in line for line in launches), launches
+    references_used = {c["nodes"]: c["perfvalues"]["sp2:hps:throughput_pairwise_1048576"][1] for c in cases}
+    assert references_used == {2: 40.991, 4: 40.928, 8: 40.533, 16: 39.436, 32: 38.970}

@@ -94,7 +94,7 @@ def test_the_checks_take_their_binaries_from_a_spack_view(tmp_path):
     env.pop("JB_OSU_PREFIX", None)
     cmd = [str(REFRAME), "-C", "systems/config.py", "-c", "reframe_checks/halo.py", "-c", "reframe_checks/osu.py",
            "-p", "openmpi", "-P", "nodes=1", "-P", "tasks_per_node=2", "-P", "distribution=block",
-           "-P", "eager_limit=default", "-P", "HaloCheck.msg_size=4096", "-P", "HaloCheck.pattern=sendrecv",
+           "-P", "eager_limit=default", "-S", "HaloCheck.msg_sizes=4096", "-S", "HaloCheck.patterns=sendrecv",
            "-P", "HaloCheck.placement=row", "-P", "OsuCheck.benchmark=osu_latency", "-S", "calls=20", "-r"]
     proc = subprocess.run(cmd, cwd=REPO, env=env, capture_output=True, text=True, timeout=600)
     assert proc.returncode == 0, proc.stdout[-3000:]

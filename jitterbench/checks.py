@@ -1,0 +1,277 @@
+"""The bases of jitterbench's ReFrame checks (reframe_checks/): the build fixture, the
+shape of a job fitted to the partition, eager limits, references per system, and
+performance variables per swept value.
+
+Only ReFrame's loader imports this module: the node counts and tasks per node of
+every check are read from the system ReFrame runs on when the classes are
+defined (see MpiCheck).
+"""
+from __future__ import annotations
+
+import os
+import re
+
+import reframe as rfm
+import reframe.core.runtime as rt
+import reframe.utility.sanity as sn
+import reframe.utility.typecheck as typ
+from reframe.core.builtins import fixture, parameter, run_after, run_before, sanity_function, variable
+from reframe.core.exceptions import ReframeError, SanityError
+
+from . import references, sweeps
+from .rfm import REFERENCE_DIR, SOURCES, install_prefix, per_node_scale, scale
+
+
+def partitions(feature="mpi"):
+    """The partitions with feature of the system ReFrame runs on (--system, or the
+    first whose hostnames match)."""
+    return [p for p in rt.runtime().system.partitions if feature in p.features]
+
+
+def partition_scale(extra, sizes, feature="mpi"):
+    """The sizes the partitions with feature run at: sizes(extras[extra]) of each one
+    (scale of max_nodes, per_node_scale of max_tasks_per_node), merged without duplicates."""
+    return sorted({n for p in partitions(feature) for n in sizes(p.extras.get(extra, 1))})
+
+
+def partition_distributions(feature="mpi"):
+    """block, and cyclic where a partition can deal ranks round-robin: srun
+    (--distribution) on more than one node.  The other launchers here place ranks
+    block-wise only."""
+    cyclic = any(p.launcher_type.registered_name == "srun" and p.extras.get("max_nodes", 1) > 1
+                 for p in partitions(feature))
+    return ["block", "cyclic"] if cyclic else ["block"]
+
+
+# The quick mode runs two tasks a node (ranks that share a node and ranks that do not,
+# in one job), or one where the partitions hold no more (sp2, the torus).
+QUICK_TASKS_PER_NODE = min(2, max(partition_scale("max_tasks_per_node", per_node_scale), default=1))
+
+
+class JitterbenchBuild(rfm.CompileOnlyRegressionTest):
+    """Builds src/ with CMake once per programming environment, or takes the
+    binaries of an installed prefix (install_prefix: JB_PREFIX, or the Spack
+    view of JB_SPACK_VIEWS).  With install_root, the build is also installed
+    there, in <install_root>/<environ> (the GitLab pipeline's build stage)."""
+
+    build_system = "CustomBuild"
+    build_locally = True
+    sourcesdir = None
+    prefix_template = variable(str, value=install_prefix("JB_PREFIX"))
+    install_root = variable(str, value="")
+
+    @run_before("compile")
+    def cmake_or_prefix(self):
+        if self.prefix_template:
+            self.bindir = os.path.join(self.prefix_template.format(environ=self.current_environ.name), "bin")
+            self.build_system.commands = [f"test -x {self.bindir}/jb-halo"]
+            return
+        self.bindir = os.path.join(self.stagedir, "build")
+        cc = self.current_environ.cc
+        self.build_system.commands = [
+            f'cmake -S {SOURCES} -B build -DMPI_C_COMPILER="$(command -v {cc})" -DBUILD_TESTING=OFF',
+            "cmake --build build -j 2",
+        ]
+        if self.install_root:
+            prefix = os.path.join(self.install_root, self.current_environ.name)
+            self.build_system.commands.append(f"cmake --install build --prefix {prefix}")
+            self.bindir = os.path.join(prefix, "bin")
+
+    @sanity_function
+    def built(self):
+        return sn.assert_true(os.path.isdir(self.bindir), f"no binaries in {self.bindir}")
+
+
+class MpiCheck(rfm.RunOnlyRegressionTest):
+    """What every MPI check here shares: a job of `nodes` x `tasks_per_node` tasks
+    dealt by `distribution`, run only on the partitions it fits, and references
+    from reference_data/<system>.yaml through ReFrame's `$ref`.  With
+    strict_references (acceptance mode) a missing file fails the test; a
+    malformed one always does, naming the entry."""
+
+    valid_systems = ["+mpi"]
+    valid_prog_environs = ["+mpi"]
+    # Node counts, tasks per node and distributions come from the partitions (extras
+    # max_nodes and max_tasks_per_node, the launcher), read from the configuration when the
+    # class is defined: ReFrame fixes a test's parameters then, and parameterises from the
+    # system the same way in its own reframe.utility.find_modules.  So a 120-node partition
+    # runs 1, 2, 4, ..., 64 and 120 nodes, and the listing names real counts; a symbolic
+    # scale resolved in a setup hook instead would list cases named by index, some never
+    # run.  -P nodes=N (or tasks_per_node=N) picks any other.
+    nodes = parameter(partition_scale("max_nodes", scale), type=int, loggable=True)
+    tasks_per_node = parameter(partition_scale("max_tasks_per_node", per_node_scale), type=int, loggable=True)
+    # how the launcher deals ranks to nodes: block fills a node before the next,
+    # cyclic deals them round-robin (which ranks share a node decides which pairs cross)
+    distribution = parameter(partition_distributions(), type=str, loggable=True)
+    strict_references = variable(typ.Bool, value=False)
+    # a hung MPI (a lost node, a finalize that never returns) fails its check, not the run
+    time_limit = "10m"
+    # the variants the quick mode runs, {parameter: values}: the init hook tags them `quick`
+    quick_variant = {"tasks_per_node": [QUICK_TASKS_PER_NODE], "distribution": ["block"]}
+
+    def fits(self, partition):
+        """Whether this variant's job can run on partition."""
+        extras = partition.extras
+        if self.nodes > extras.get("max_nodes", 1) or self.tasks_per_node > extras.get("max_tasks_per_node", 1):
+            return False
+        # on one node every distribution is block; launchers other than srun place ranks block-wise only
+        return self.distribution == "block" or (self.nodes > 1 and partition.launcher_type.registered_name == "srun")
+
+    @run_after("init")
+    def only_where_it_fits(self):
+        """Partitions the job does not fit are no longer valid, so a listing, `jitterbench
+        plan` and a run hold the same cases."""
+        names = [p.fullname for p in rt.runtime().system.partitions if self.fits(p)]
+        self.valid_systems = [f"{name} {spec}" for name in names for spec in self.valid_systems]
+
+    @run_after("init")
+    def tag_the_quick_variant(self):
+        if all(getattr(self, name) in values for name, values in self.quick_variant.items()):
+            self.tags = {*self.tags, "quick"}
+
+    @run_after("setup")
+    def shape_the_job(self):
+        self.num_tasks_per_node = self.tasks_per_node
+        self.num_tasks = self.nodes * self.tasks_per_node
+        if self.job.launcher.registered_name == "srun":
+            # a rank that dies ends the job step at once: its peers would wait on it until the time limit
+            self.job.launcher.options += [f"--distribution={self.distribution}", "--kill-on-bad-exit=1"]
+
+    @run_after("setup")
+    def system_references(self):
+        path = os.path.join(REFERENCE_DIR, f"{self.current_system.name}.yaml")
+        if not os.path.exists(path):
+            if self.strict_references:
+                raise ReframeError(f"no reference file for system '{self.current_system.name}': {path}")
+            return
+        try:
+            references.load(path)
+        except references.ReferenceFileError as e:
+            raise ReframeError(str(e)) from None
+        self.reference = {"$ref": path}
+
+
+# the per-call statistics every benchmark's summary line holds (src/core/calls.c)
+PER_CALL = {"max": ("max_us", "us"), "avg": ("avg_us", "us")}
+
+
+def listed(values):
+    """A list option's value: 1024,16384."""
+    return ",".join(map(str, values))
+
+
+@sn.deferrable
+def _the_only(values, what):
+    if len(values) != 1:
+        raise SanityError(f"{len(values)} JB_RESULT lines hold {what}: expected one")
+    return values[0]
+
+
+class JitterbenchCheck(MpiCheck):
+    """A jitterbench benchmark: built by the fixture, eager limit as a parameter, and
+    what the benchmark sweeps in one run (msg_sizes, ...) as performance variables.
+
+    eager_limit 'default' leaves the MPI alone; a number of bytes is set
+    through the variable the environment declares (extras 'eager_vars') for
+    each transport the job uses: shared memory, and the partition's network
+    (extras 'transports': tcp, a switch, a torus) when it spans nodes.
+    eager_var logs the names set.
+    """
+
+    tags = {"jitterbench", "acceptance"}
+    benchmark = variable(str)
+    # the MPI's own, and limits that put each size a run sweeps on either side of the
+    # switch: halo's 4K and 40K are both above 2048, split by 8192 (32768 splits them the
+    # same way, so it is left out) and both below 65536; likewise ping-pong's 8, 4K and 64K
+    eager_limit = parameter(["default", "2048", "8192", "65536"], type=str, loggable=True)
+    eager_var = variable(str, value="", loggable=True)
+    mpi_library = variable(str, value="", loggable=True)
+    node_list = variable(str, value="", loggable=True)  # the nodes the benchmark itself ran on
+    # timed calls (cycles) per run; 0 keeps the benchmark's own default.  The quick
+    # mode sets fewer with -S calls=N.
+    calls = variable(int, value=0, loggable=True)
+    # message sizes the benchmark sweeps in its one run (--size), each a set of performance
+    # variables (max_isend-recv_4096, ...); -S msg_sizes=A,B narrows them
+    msg_sizes = variable(typ.List[int], value=[], loggable=True)
+    build = fixture(JitterbenchBuild, scope="environment")
+    quick_variant = {**MpiCheck.quick_variant, "eager_limit": ["default"]}
+
+    @run_after("setup")
+    def set_executable(self):
+        self.executable = os.path.join(self.build.bindir, f"jb-{self.benchmark}")
+
+    @run_before("run")
+    def set_calls(self):
+        if self.calls:
+            self.executable_opts += ["--calls", str(self.calls)]
+
+    def transports(self):
+        """The transports this job's messages use: shared memory always, each of the
+        partition's others (tcp, a switch, a torus) when the job spans nodes."""
+        extras = self.current_partition.extras
+        return [t for t in extras.get("transports", ["shm"]) if t == "shm" or self.nodes > 1]
+
+    @run_after("setup")
+    def set_eager_limit(self):
+        if self.eager_limit == "default":
+            return
+        names = self.current_environ.extras.get("eager_vars", {})
+        missing = [t for t in self.transports() if t not in names]
+        self.skip_if(bool(missing), f"{self.current_environ.name} declares no eager-limit variable for "
+                                    f"{', '.join(missing)}")
+        variables = sorted({names[t] for t in self.transports()})
+        for name in variables:
+            self.env_vars[name] = self.eager_limit
+        self.eager_var = ",".join(variables)
+
+    @run_before("performance")
+    def record_mpi_library_and_nodes(self):
+        if self.is_dry_run():  # --dry-run writes the job script and runs nothing: no output to read
+            return
+        stdout = os.path.join(self.stagedir, self.stdout.evaluate())
+        self.mpi_library = sn.evaluate(sn.extractsingle(r"^# mpi_library: (.*)$", stdout, 1)).strip()
+        self.node_list = sn.evaluate(sn.extractsingle(r"^# node_list: (.*)$", stdout, 1)).strip()
+
+    def result(self, key, conv=float, where=None):
+        """A field of the benchmark's JB_RESULT summary lines: of the one line that holds
+        every field=value of `where` (no `where`: of the only line)."""
+        select = "".join(rf"(?=.*\s{re.escape(field)}={re.escape(str(value))}(?:\s|$))"
+                         for field, value in (where or {}).items())
+        what = " ".join(f"{field}={value}" for field, value in (where or {}).items()) or "a result"
+        return _the_only(sn.extractall(rf"^JB_RESULT{select}.*\s{re.escape(key)}=(\S+)", self.stdout, 1, conv),
+                         f"{key} for {what}")
+
+    def sweep_variables(self, quantities, lines):
+        """The performance variables of the summary lines one run sweeps: lines holds
+        (swept word or None, swept numbers, the fields that pick its line), e.g.
+        ('isend-recv', {'msg_size': 4096}, {'pattern': 'isend-recv', 'ns_size': 4096});
+        quantities {quantity: (field, unit)}.  Named by sweeps.name: max_isend-recv_4096."""
+        return {sweeps.name(quantity, word, **numbers): sn.make_performance_function(
+                    self.result(field, where=fields), unit)
+                for word, numbers, fields in lines for quantity, (field, unit) in quantities.items()}
+
+    @sanity_function
+    def ran_and_validated(self):
+        # a launch that failed on a node (a lost slurmd, say) is named first, node and all
+        launch_errors = sn.extractall(r"^srun: error: (.*launch.*failed.*)$", self.stderr, 1)
+        return sn.all([
+            sn.assert_false(launch_errors, msg="the launcher failed: {0}"),
+            sn.assert_found(r"^JB_RESULT ", self.stdout, msg="no JB_RESULT summary line"),
+            sn.assert_found(r"every payload arrived intact", self.stdout, msg="payload validation did not pass"),
+        ])
+
+
+class PerCallCheck(JitterbenchCheck):
+    """A benchmark that reports per-call MAX and AVG over tasks (us) for each pattern (or
+    method) and message size it sweeps: halo, torus, all-to-all."""
+
+    # the summary line's fields that hold the pattern (or method) and the message size
+    word_field = "pattern"
+    size_field = "size"
+
+    def per_size_variables(self, quantities, words, **fields):
+        """The quantities ({quantity: (field, unit)}) of each word (pattern or method) and
+        each size of msg_sizes, from the summary line of both that also holds fields."""
+        return self.sweep_variables(quantities, [
+            (word, {"msg_size": size}, {**fields, self.word_field: word, self.size_field: size})
+            for word in words for size in self.msg_sizes])

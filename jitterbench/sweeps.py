@@ -1,0 +1,68 @@
+"""The names of performance variables that one run sweeps: `max_isend-recv_4096`.
+
+A benchmark sweeps patterns (or send modes, methods), message sizes, message
+counts and distances in one job and prints one summary line for each, so a
+check has one performance variable per quantity and line, in the CSCS form
+`max_4096`: the quantity, then the swept word (the pattern, send mode or
+method, for the checks of WORD), then `_<prefix><value>` per swept number in
+the order of NUMBERS (the size bare, the message count after `n`, the distance
+after `d`):
+
+    max_isend-recv_4096    cycle_send_4096_n1    latency_8_d2    eager_limit_shm
+
+unfold() reads a name back into the quantity and the swept parameters, and
+split() a test case into the cases it would have been with every swept value a
+parameter, so that a tool that compares cases by parameter (figures, tables)
+sees msg_size, pattern and distance as it sees nodes.  No ReFrame here: the
+reporting tools import it without ReFrame.
+"""
+from __future__ import annotations
+
+import re
+
+# the parameter of words each check sweeps in one run (patterns, send modes, methods)
+WORD = {"HaloCheck": "pattern", "PingPongCheck": "mode", "TorusCheck": "pattern", "AlltoallCheck": "method"}
+# prefix in a name -> the swept number it stands for, in the order names use
+NUMBERS = {"": "msg_size", "n": "messages", "d": "distance"}
+_PREFIX = {param: prefix for prefix, param in NUMBERS.items()}
+# the rest (the shortest that leaves only suffixes), then each swept number's suffix, if any
+_NUMBERED = re.compile("^(?P<rest>.+?)" + "".join(rf"(?:_{prefix}(?P<{param}>\d+))?"
+                                                  for prefix, param in NUMBERS.items()) + "$")
+
+
+def name(quantity: str, word: str | None = None, **numbers) -> str:
+    """The variable of quantity at these swept values: name('cycle', 'send', msg_size=8,
+    messages=1) is 'cycle_send_8_n1'.  A word holds no '_'; each number is whole."""
+    unknown = set(numbers) - set(_PREFIX)
+    if unknown:
+        raise ValueError(f"not a swept number: {', '.join(sorted(unknown))}")
+    if word is not None and (not word or "_" in word):
+        raise ValueError(f"a swept word is not empty and holds no '_': {word!r}")
+    head = quantity if word is None else f"{quantity}_{word}"
+    return head + "".join(f"_{_PREFIX[p]}{int(numbers[p])}" for p in NUMBERS.values() if p in numbers)
+
+
+def unfold(check: str, variable: str) -> tuple[str, dict]:
+    """The quantity and the swept parameters of one of check's variables:
+    unfold('PingPongCheck', 'cycle_send_8_n1') is ('cycle', {'mode': 'send',
+    'msg_size': 8, 'messages': 1}); a variable that sweeps nothing
+    ('eager_limit_shm') comes back whole with no parameters."""
+    match = _NUMBERED.match(variable)
+    rest, numbers = match["rest"], {p: int(match[p]) for p in NUMBERS.values() if match[p] is not None}
+    word = WORD.get(check)
+    if word and "_" in rest:
+        rest, value = rest.rsplit("_", 1)
+        return rest, {word: value, **numbers}
+    return rest, numbers
+
+
+def split(check: str, params: dict, perf: dict) -> list[tuple[dict, dict]]:
+    """One case of check, its parameters and performance values ({variable: value}), as
+    one (parameters, {quantity: value}) per combination of swept values: the cases it
+    would have been with each size and pattern a test case of its own.  Variables that
+    sweep nothing stay with the case's own parameters."""
+    groups: dict = {}
+    for variable, value in perf.items():
+        quantity, swept = unfold(check, variable)
+        groups.setdefault(tuple(swept.items()), {})[quantity] = value
+    return [({**params, **dict(swept)}, values) for swept, values in groups.items()]
