@@ -3,8 +3,10 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import subprocess
 import sys
+import tempfile
 from pathlib import Path
 
 import pytest
@@ -15,9 +17,11 @@ from jitterbench import mpi as mpis
 
 REPO = Path(__file__).resolve().parents[1]
 REFRAME = Path(sys.executable).with_name("reframe")
-# one small variant: row placement, sendrecv, 4 KiB, two tasks; default and 2 KiB eager limits
-SUBSET = ["-c", "reframe_checks/halo.py", "-n", "HaloCheck", "-P", "nodes=1", "-P", "tasks_per_node=2",
-          "-P", "distribution=block", "-P", "msg_size=4096", "-P", "pattern=sendrecv", "-P", "placement=row", "-p", "openmpi"]
+# one small variant: row placement, two tasks, sendrecv at 4 KiB in its run; default and 2 KiB eager limits
+SUBSET = ["-c", "reframe_checks/halo.py", "-n", "HaloCheck", "-P", "tasks_per_node=2", "-P", "placement=row",
+          "-S", "patterns=sendrecv", "-S", "msg_sizes=4096", "-p", "openmpi"]
+# the variables of that run: one per quantity of its one pattern and size
+SUBSET_VARIABLES = {"max_sendrecv_4096", "avg_sendrecv_4096", "jitter_sendrecv_4096"}
 
 pytestmark = pytest.mark.skipif(not mpis.OPENMPI.available(), reason="Open MPI is not installed")
 
@@ -64,12 +68,15 @@ def test_perflog_records_parameters_eager_variable_mpi_and_nodes(tmp_path):
     rows = perflog_rows(tmp_path)
     assert sorted(r["eager_limit"] for r in rows) == ["2048", "default"]
     for row in rows:
-        assert (row["nodes"], row["tasks_per_node"], row["placement"], row["pattern"], row["msg_size"]) == (
-            "1", "2", "row", "sendrecv", "4096")
+        shape = (row["nodes"], row["tasks_per_node"], row["distribution"], row["placement"])
+        assert shape == ("1", "2", "block", "row")
+        # what the run swept, and its variables: one per quantity, pattern and size
+        assert (row["patterns"], row["msg_sizes"]) == ("sendrecv", "4096")
+        assert {k[:-len("_value")] for k in row if k.endswith("_value")} == SUBSET_VARIABLES
         assert row["mpi_library"].startswith("Open MPI v")
         assert row["job_nodelist"] == os.uname().nodename
-        assert float(row["max_value"]) >= float(row["avg_value"]) > 0
-        assert row["max_unit"] == "us"
+        assert float(row["max_sendrecv_4096_value"]) >= float(row["avg_sendrecv_4096_value"]) > 0
+        assert row["max_sendrecv_4096_unit"] == "us"
         expected_var = "" if row["eager_limit"] == "default" else "OMPI_MCA_btl_vader_eager_limit"
         assert row["eager_var"] == expected_var
 
@@ -81,12 +88,30 @@ def test_perflog_records_parameters_eager_variable_mpi_and_nodes(tmp_path):
     assert set(outputs) == {None, "2048"}
 
 
+def test_each_variable_is_read_from_the_summary_line_of_its_pattern_and_size(tmp_path):
+    """One run sweeps two patterns and two sizes: each variable holds its own line's value,
+    as the benchmark's JSON gives it, whatever order the lines come in."""
+    proc, cases = reframe(tmp_path, "-P", "eager_limit=default", "-S", "patterns=two-phase,sendrecv",
+                          "-S", "msg_sizes=4096,40960")
+    assert proc.returncode == 0, proc.stdout[-3000:]
+    (case,) = cases
+    perf = {k.split(":")[-1]: v[0] for k, v in case["perfvalues"].items()}
+    (halo,) = (tmp_path / "out" / "output").rglob("halo.json")
+    results = json.loads(halo.read_text())["results"]
+    assert len(results) == 4 and len(perf) == 12
+    for r in results:
+        for quantity, field in (("max", "max_us"), ("avg", "avg_us"), ("jitter", "jitter")):
+            assert perf[f"{quantity}_{r['pattern']}_{r['ns_size']}"] == pytest.approx(r[field], rel=1e-5)
+
+
 def test_a_malformed_reference_file_is_a_clear_error(tmp_path):
-    write_references(tmp_path, "malformed", {"$index": ["$partition"], "local:default": {"max": "fast"}})
+    write_references(tmp_path, "malformed", {"$index": ["$partition"],
+                                             "local:default": {"max_sendrecv_4096": "fast"}})
     proc, cases = reframe(tmp_path, "-P", "eager_limit=default")
     assert proc.returncode != 0
     assert [c["result"] for c in cases] == ["fail"]
-    assert "local.yaml: HaloCheck > local:default > max: expected [value, lower, upper, unit]" in cases[0]["fail_reason"]
+    assert ("local.yaml: HaloCheck > local:default > max_sendrecv_4096: expected [value, lower, upper, unit]"
+            in cases[0]["fail_reason"])
 
 
 def test_acceptance_mode_fails_without_a_reference_file(tmp_path):
@@ -97,11 +122,20 @@ def test_acceptance_mode_fails_without_a_reference_file(tmp_path):
 
 
 def test_acceptance_mode_fails_on_a_variant_without_a_reference(tmp_path):
-    write_references(tmp_path, "incomplete", {
-        "$index": ["$partition", "pattern"], "local:default": {"two-phase": {"max": [10.0, -0.99, 100.0, "us"]}}})
+    write_references(tmp_path, "incomplete", {  # bunched has one; the row case run here has none
+        "$index": ["$partition", "placement"],
+        "local:default": {"bunched": {"max_sendrecv_4096": [10.0, -0.99, 100.0, "us"]}}})
     proc, cases = reframe(tmp_path, "-P", "eager_limit=default", mode="acceptance")
     assert proc.returncode != 0
     assert cases and all(c["result"] == "fail" and "reference" in c["fail_reason"] for c in cases)
+
+
+HALO_VARIABLES = {f"{q}_{p}_{size}" for q in ("max", "avg", "jitter") for size in (4096, 40960)
+                  for p in ("two-phase", "irecv-isend", "isend-recv", "sendrecv")}
+PINGPONG_VARIABLES = {f"{q}_{mode}_{size}_n{n}" for q in ("cycle", "speed") for size in (8, 4096, 65536)
+                      for n in (1, 8) for mode in ("send", "isend", "ssend", "issend")}
+TORUS_VARIABLES = {f"{q}_{p}_{size}" for q in ("max", "avg", "bandwidth") for size in (1024, 16384)
+                   for p in ("phases", "sendrecv", "isend", "issend", "ibsend")}
 
 
 def test_committed_local_references_are_valid_and_cover_the_quick_suite():
@@ -109,29 +143,142 @@ def test_committed_local_references_are_valid_and_cover_the_quick_suite():
     doc = references.load(REPO / "reference_data" / "local.yaml")
     assert doc["provenance"]["system"] == "local" and "jitterbench reference" in doc["provenance"]["method"]
     halo = doc["HaloCheck"]
-    assert halo["$index"] == ["$partition", "$environ", "nodes", "tasks_per_node", "eager_limit", "placement",
-                              "pattern", "msg_size"]
+    assert halo["$index"] == ["$partition", "$environ", "nodes", "tasks_per_node", "distribution", "eager_limit",
+                              "placement"]
     for environ in ("openmpi", "mpich", "intelmpi"):
-        eager = "default"  # the quick suite's only eager limit outside EagerCheck
-        leaf = halo["local:default"][environ][1][2][eager]["row"]["isend-recv"][4096]
-        assert set(leaf) == {"max", "avg", "jitter"}
-        assert set(doc["PingPongCheck"]["local:default"][environ][1][2][eager]["send"][1][4096]) == {"cycle", "speed"}
-        for work in (0, 262144):
-            assert {"max", "avg", "bandwidth"} <= set(
-                doc["TorusCheck"]["local:default"][environ][1][2][eager]["isend"][1][16384][work])
-        assert "eager_limit_shm" in doc["EagerCheck"]["local:default"][environ][1][2][eager]
+        shape = (1, 2, "block", "default")  # the quick suite's: two tasks, block, the MPI's eager limit
+
+        def leaf(check, *keys):
+            node = doc[check]["local:default"][environ]
+            for key in (*shape, *keys):
+                node = node[key]
+            return set(node)
+
+        for placement in ("row", "bunched"):
+            assert leaf("HaloCheck", placement) == HALO_VARIABLES
+        assert leaf("PingPongCheck") == PINGPONG_VARIABLES
+        assert leaf("TorusCheck", 1, 0) == TORUS_VARIABLES
+        with_work = {f"max_work_after_{p}_{size}" for p in ("phases", "isend", "issend", "ibsend")
+                     for size in (1024, 16384)}
+        assert leaf("TorusCheck", 1, 262144) == {v for v in TORUS_VARIABLES if "_sendrecv_" not in v} | with_work
+        assert "eager_limit_shm" in leaf("EagerCheck")
 
 
 def test_committed_vcluster_references_are_valid_and_cover_the_quick_suite():
     from jitterbench import references
     doc = references.load(REPO / "reference_data" / "vcluster.yaml")
     assert doc["provenance"]["system"] == "vcluster" and "jitterbench reference" in doc["provenance"]["method"]
-    halo = doc["HaloCheck"]["vcluster:vc"]
     for environ in ("openmpi", "mpich", "intelmpi"):
         for nodes in (1, 2, 3):
             for placement in ("row", "bunched"):
-                assert {"max", "avg", "jitter"} <= set(
-                    halo[environ][nodes][2]["block"]["default"][placement]["isend-recv"][4096])
+                halo = doc["HaloCheck"]["vcluster:vc"][environ][nodes][2]["block"]["default"][placement]
+                assert set(halo) == HALO_VARIABLES
             pingpong = doc["PingPongCheck"]["vcluster:vc"][environ][nodes][2]
             for distribution in ("block", "cyclic") if nodes > 1 else ("block",):
-                assert {"cycle", "speed"} <= set(pingpong[distribution]["default"]["send"][1][4096])
+                assert set(pingpong[distribution]["default"]) == PINGPONG_VARIABLES
+
+
+def listing(*args):
+    """The test cases ReFrame lists (--list=C), nothing run: (display name, partition+environ)."""
+    with tempfile.TemporaryDirectory() as out:
+        proc = subprocess.run([str(REFRAME), "-C", "systems/config.py", *args, "--list=C"], cwd=REPO,
+                              env=dict(os.environ, JB_OUTPUT=out), capture_output=True, text=True, timeout=600)
+    assert proc.returncode == 0, proc.stdout[-3000:]
+    cases = re.findall(r"^- (\S+(?: %\S+)*) /\w+ @(\S+)$", proc.stdout, re.M)
+    return [(name, where) for name, where in cases]
+
+
+def params(name):
+    return dict(re.findall(r"%(\w+)=(\S+)", name))
+
+
+def test_node_counts_and_tasks_per_node_come_from_the_partition():
+    """c1a: 120 nodes of 32 cores; poe places ranks block-wise only."""
+    halo = [params(name) for name, _ in listing("--system", "c1a", "-c", "reframe_checks/halo.py")]
+    assert {int(p["nodes"]) for p in halo} == {1, 2, 4, 8, 16, 32, 64, 120}
+    assert {int(p["tasks_per_node"]) for p in halo} == {1, 2, 16, 32}
+    assert {p["distribution"] for p in halo} == {"block"}
+
+
+def test_the_study_s_p6_run_is_a_case_of_c1a(tmp_path):
+    """1920 tasks on 120 nodes, as the study ran P6 (16 of its 32 cores a node)."""
+    env = dict(os.environ, JB_OUTPUT=str(tmp_path / "out"), JB_PREFIX=str(tmp_path / "prefix" / "{environ}"),
+               JB_REFERENCE_DIR=str(tmp_path / "none"))
+    proc = subprocess.run([str(REFRAME), "-C", "systems/config.py", "--system", "c1a", "-c", "reframe_checks/halo.py",
+                           "-n", "HaloCheck%nodes=120%tasks_per_node=16%.*%eager_limit=default%placement=row",
+                           "--dry-run"], cwd=REPO, env=env, capture_output=True, text=True, timeout=600)
+    assert proc.returncode == 0, proc.stdout[-3000:]
+    (script,) = (tmp_path / "out" / "stage" / "c1a").rglob("rfm_job.sh")
+    assert script.read_text().splitlines()[-1].startswith("MP_PROCS=1920 MP_NODES=120 MP_TASKS_PER_NODE=16 poe ")
+
+
+def test_quick_mode_runs_every_check_at_two_tasks_a_node_with_the_mpi_s_eager_limit():
+    cases = listing("--mode", "quick")
+    checks = {name.split()[0] for name, _ in cases}
+    assert checks == {"HaloCheck", "PingPongCheck", "TorusCheck", "AlltoallCheck", "EagerCheck", "OsuCheck"}
+    for name, where in cases:
+        p = params(name)
+        assert (p["nodes"], p["tasks_per_node"], p["distribution"]) == ("1", "2", "block"), name
+        assert p.get("eager_limit", "default") == "default" or name.startswith("EagerCheck"), name
+    assert {params(n)["placement"] for n, _ in cases if n.startswith("HaloCheck")} == {"row", "bunched"}
+    assert {params(n)["eager_limit"] for n, _ in cases if n.startswith("EagerCheck")} == {"default", "8192"}
+    # every environment of the machine, each case once
+    environs = {m.name for m in mpis.available()}
+    assert {where.split("+")[1] for _, where in cases} == environs
+    assert len(cases) == len(set(cases))
+
+
+def test_plan_counts_the_cases_reframe_lists_and_estimates_their_time(capsys):
+    from jitterbench import plan
+    assert plan.main(["--system", "local", "--mode", "quick"]) == 0
+    out = capsys.readouterr().out.splitlines()
+    rows = {line.split()[0]: line.split() for line in out[2:] if line.split() and line.split()[0].endswith("Check")}
+    cases = listing("--mode", "quick")
+    assert {check: int(row[1]) for check, row in rows.items()} == {
+        check: sum(name.startswith(check + " ") for name, _ in cases) for check in rows}
+    (total,) = [line.split() for line in out if line.startswith("total")]
+    assert int(total[1]) == len(cases) and float(total[-1]) > 0
+
+
+@pytest.mark.parametrize("argv,message", [
+    (["--system", "nosuch"], "unknown system 'nosuch'"),
+    (["--system", "local", "--mode", "fast"], "unknown mode 'fast' for system 'local'"),
+    (["--system", "local", "-C", "/nonexistent/config.py"], "no ReFrame configuration at /nonexistent/config.py"),
+])
+def test_plan_refuses_bad_input_in_one_line(capsys, argv, message):
+    from jitterbench import plan
+    assert plan.main(argv) == 2
+    captured = capsys.readouterr()
+    assert captured.out == "" and captured.err.count("\n") == 1 and message in captured.err
+
+
+@pytest.mark.parametrize("check,variable,quantity,swept", [
+    ("HaloCheck", "max_isend-recv_4096", "max", {"pattern": "isend-recv", "msg_size": 4096}),
+    ("PingPongCheck", "cycle_send_65536_n8", "cycle", {"mode": "send", "msg_size": 65536, "messages": 8}),
+    ("TorusCheck", "max_work_after_isend_16384", "max_work_after", {"pattern": "isend", "msg_size": 16384}),
+    ("ContentionCheck", "latency_p50_8_d2", "latency_p50", {"msg_size": 8, "distance": 2}),
+    ("EagerCheck", "eager_limit_shm", "eager_limit_shm", {}),
+    ("OsuCheck", "latency_8", "latency", {"msg_size": 8}),
+])
+def test_a_swept_variable_names_its_quantity_and_swept_values(check, variable, quantity, swept):
+    from jitterbench import sweeps
+    assert sweeps.unfold(check, variable) == (quantity, swept)
+    word = {k: v for k, v in swept.items() if k == sweeps.WORD.get(check)}
+    assert sweeps.name(quantity, *word.values(), **{k: v for k, v in swept.items() if k not in word}) == variable
+
+
+def test_split_gives_the_cases_a_run_would_have_been_with_every_swept_value_a_parameter():
+    from jitterbench import sweeps
+    split = sweeps.split("HaloCheck", {"nodes": 2}, {"max_sendrecv_4096": 1.0, "avg_sendrecv_4096": 0.5,
+                                                     "max_sendrecv_40960": 3.0})
+    assert split == [({"nodes": 2, "pattern": "sendrecv", "msg_size": 4096}, {"max": 1.0, "avg": 0.5}),
+                     ({"nodes": 2, "pattern": "sendrecv", "msg_size": 40960}, {"max": 3.0})]
+
+
+def test_scales_are_powers_of_two_and_the_partition_s_own_size():
+    from jitterbench.rfm import per_node_scale, scale
+    assert scale(1) == [1] and scale(3) == [1, 2, 3] and scale(128) == [1, 2, 4, 8, 16, 32, 64, 128]
+    assert scale(120) == [1, 2, 4, 8, 16, 32, 64, 120]
+    assert per_node_scale(1) == [1] and per_node_scale(2) == [1, 2] and per_node_scale(32) == [1, 2, 16, 32]
+    with pytest.raises(ValueError):
+        scale(0)

@@ -1,0 +1,247 @@
+"""`jitterbench plan`: what a mode will run on a system, and what it will cost, before
+anything runs.
+
+    jitterbench plan --system local --mode acceptance
+    jitterbench plan --system c1a --mode acceptance --from output/report.json --cases
+
+ReFrame itself loads the checks (`reframe --system S --mode M --describe`, which
+runs nothing) so the plan holds exactly the variants the mode selects; each
+variant becomes one test case per partition it fits and programming environment
+it takes, as ReFrame concretises it.  A case's machine time is its nodes times
+its duration: the duration a previous run measured for the same case with the
+same calls (--from a run's report.json), else the cost model below.  Cases a
+check skips when it runs (an eager limit the MPI has no variable for, OSU not
+installed) are counted: they are known only there.
+"""
+from __future__ import annotations
+
+import argparse
+import importlib.util
+import json
+import math
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+from collections import defaultdict
+from dataclasses import dataclass
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parent.parent
+DEFAULT_CONFIG = REPO / "systems" / "config.py"
+
+# ---- the cost model: rough on purpose, a machine's own run (--from) replaces it ----------
+LAUNCH_S = 5.0            # a job's start and end: the launcher, MPI_Init, MPI_Finalize
+LATENCY_S = 5e-6          # one message, small
+BANDWIDTH_B_S = 1e9       # one message's bytes, large
+WORK_B_S = 2e9            # the torus check's vector add (bytes of one array a second)
+FIXED_S = {"eager": 10.0, "osu": 30.0}  # a probe per pair of tasks; OSU's sizes up to 1 MB
+WARMUP = {"halo": 50, "pingpong": 20, "torus": 50, "alltoall": 10, "contention": 10}  # each benchmark's own
+
+
+def message_s(size):
+    return LATENCY_S + size / BANDWIDTH_B_S
+
+
+def barrier_s(tasks):
+    return 2 * math.ceil(math.log2(max(tasks, 2))) * LATENCY_S
+
+
+def run_seconds(v):
+    """The modelled seconds of one run of a variant (a --describe record)."""
+    benchmark = v.get("benchmark") or ""
+    if benchmark.startswith("osu_"):
+        return LAUNCH_S + FIXED_S["osu"]
+    if benchmark == "eager":
+        return LAUNCH_S + FIXED_S["eager"] * (2 if v["nodes"] > 1 else 1)
+    tasks = v["nodes"] * v["tasks_per_node"]
+    sizes, calls = v.get("msg_sizes") or [], v.get("calls") or 0
+    per_call = {  # seconds of one call at one size: what each benchmark sends in it
+        "halo": lambda s: barrier_s(tasks) + 4 * message_s(s),
+        "pingpong": lambda s: sum(2 * n * message_s(s) for n in v.get("messages", [1])),
+        "torus": lambda s: barrier_s(tasks) + 2 * v.get("ndims", 1) * message_s(s) + v.get("work", 0) / WORK_B_S,
+        "alltoall": lambda s: barrier_s(tasks) + (tasks - 1) * message_s(s),
+        "contention": lambda s: barrier_s(tasks) + 2 * message_s(s) * len(v.get("distances") or [1]),
+    }[benchmark]
+    # patterns, send modes or methods run one after the other; with work, twice (after, before)
+    words = len(v.get("patterns") or v.get("modes") or v.get("methods") or [None]) * (2 if v.get("work") else 1)
+    return LAUNCH_S + words * (calls + WARMUP[benchmark]) * sum(per_call(s) for s in sizes)
+
+
+# ---- the plan ----------------------------------------------------------------------------
+
+class PlanError(ValueError):
+    """Bad input: one line, exit status 2."""
+
+
+@dataclass
+class Case:
+    check: str
+    name: str          # the display name: check and parameters
+    partition: str     # system:partition
+    environ: str
+    nodes: int
+    seconds: float
+    measured: bool     # seconds from a previous run, not the model
+
+    @property
+    def node_hours(self):
+        return self.nodes * self.seconds / 3600
+
+
+def load_configuration(path):
+    """The site configuration of a ReFrame configuration file, read as ReFrame reads it, its
+    output folder a temporary one and the environment restored afterwards (system modules
+    set variables)."""
+    if not Path(path).is_file():
+        raise PlanError(f"no ReFrame configuration at {path}")
+    saved = dict(os.environ)
+    try:
+        with tempfile.TemporaryDirectory() as out:
+            os.environ["JB_OUTPUT"] = out
+            spec = importlib.util.spec_from_file_location("jitterbench_plan_config", path)
+            module = importlib.util.module_from_spec(spec)
+            spec.loader.exec_module(module)
+    except Exception as e:  # a configuration that does not load: whatever it raised, one line
+        raise PlanError(f"{path}: the configuration does not load: {type(e).__name__}: {e}") from None
+    finally:
+        os.environ.clear()
+        os.environ.update(saved)
+    return module.site_configuration
+
+
+def _matches(spec, name, features):
+    """Whether a ReFrame valid_systems or valid_prog_environs spec ('+mpi', 'sys:part +mpi',
+    'openmpi', '*') admits the partition or environment of that name and features."""
+    for token in spec.split():
+        if token.startswith("+") and token[1:] not in features:
+            return False
+        if token.startswith("-") and token[1:] in features:
+            return False
+        if token[0] not in "+-%" and token not in ("*", "*:*", name, name.split(":")[0], f"{name.split(':')[0]}:*"):
+            return False
+    return True
+
+
+def describe(config, system, mode, reframe=None):
+    """The variants the mode selects on the system, as ReFrame's --describe records them."""
+    reframe = reframe or shutil.which("reframe", path=f"{Path(sys.executable).parent}:{os.environ.get('PATH', '')}")
+    if not reframe:
+        raise PlanError("ReFrame is not installed: no reframe command (run ci/setup.sh)")
+    with tempfile.TemporaryDirectory() as out:  # its log and run files go there, never over a run's
+        proc = subprocess.run([reframe, "-C", str(config), "--system", system, "--mode", mode, "--describe"],
+                              env=dict(os.environ, JB_OUTPUT=out), capture_output=True, text=True, timeout=900)
+    try:
+        return json.loads(proc.stdout[proc.stdout.index("["):]) if proc.returncode == 0 else None
+    except ValueError:
+        pass
+    lines = [line for line in (proc.stderr + proc.stdout).splitlines() if line.strip()]
+    raise RuntimeError(f"ReFrame could not list the checks: {lines[-1] if lines else f'exit {proc.returncode}'}")
+
+
+def measured_durations(report_paths):
+    """{(display name, system:partition, environ, calls): seconds} of the cases of previous runs."""
+    from . import references  # PyYAML: only with --from
+    durations = {}
+    for path in report_paths:
+        try:
+            report = references.read_report(path)
+        except references.ReferenceFileError as e:
+            raise PlanError(str(e)) from None
+        for run in report["runs"]:
+            for c in run.get("testcases", []):
+                if c.get("time_run") is not None and not c.get("fixture") and c.get("result") != "skip":
+                    durations[(c["display_name"], f"{c['system']}:{c['partition']}", c["environ"],
+                               c.get("calls"))] = c["time_run"]
+    return durations
+
+
+def cases(config, system, variants, durations):
+    """Every test case of the variants: one per partition and environment each fits."""
+    (sys_entry,) = [s for s in config["systems"] if s["name"] == system]
+    environs = {e["name"]: e for e in config["environments"] if system in e.get("target_systems", [system])}
+    out = []
+    for v in variants:
+        for part in sys_entry["partitions"]:
+            fullname = f"{system}:{part['name']}"
+            if not any(_matches(spec, fullname, part.get("features", [])) for spec in v["valid_systems"]):
+                continue
+            for env in part["environs"]:
+                features = environs.get(env, {}).get("features", [])
+                if not any(_matches(spec, env, features) for spec in v["valid_prog_environs"]):
+                    continue
+                key = (v["display_name"], fullname, env, v.get("calls"))
+                out.append(Case(v["@class"], v["display_name"], fullname, env, v.get("nodes") or 1,
+                                durations.get(key, run_seconds(v)), key in durations))
+    return out
+
+
+def _duration(seconds):
+    if seconds < 120:
+        return f"{seconds:.0f} s"
+    return f"{seconds / 60:.0f} min" if seconds < 7200 else f"{seconds / 3600:.1f} h"
+
+
+def summary(system, mode, planned, listed=False):
+    """One line per check, and a total; with listed, every case first."""
+    lines = []
+    if listed:
+        lines += [f"{c.name} @{c.partition}+{c.environ}: {c.nodes} node(s), {_duration(c.seconds)}"
+                  f"{' (measured)' if c.measured else ''}" for c in planned]
+        lines.append("")
+    by_check = defaultdict(list)
+    for c in planned:
+        by_check[c.check].append(c)
+    header = f"{'check':<16} {'cases':>6} {'nodes':>12} {'time':>9} {'node-hours':>11}"
+    lines += [f"jitterbench plan: system {system}, mode {mode}", header]
+
+    def row(label, group):
+        nodes = sorted({c.nodes for c in group})
+        span = f"{nodes[0]}-{nodes[-1]}" if len(nodes) > 1 else str(nodes[0]) if nodes else "-"
+        return (f"{label:<16} {len(group):>6} {span:>12} {_duration(sum(c.seconds for c in group)):>9} "
+                f"{sum(c.node_hours for c in group):>11.3f}")
+
+    lines += [row(check, group) for check, group in sorted(by_check.items())]
+    lines.append(row("total", planned))
+    measured = sum(c.measured for c in planned)
+    lines.append(f"{len(planned)} test case(s); durations: {measured} measured in a previous run (--from), "
+                 f"{len(planned) - measured} from the cost model (jitterbench/plan.py); time is run one after "
+                 "the other, as the modes run")
+    return "\n".join(lines)
+
+
+def main(argv=None) -> int:
+    parser = argparse.ArgumentParser(prog="jitterbench plan", description=(
+        "List the test cases a mode runs on a system, their count and estimated machine time "
+        "(node-hours), without running anything."))
+    parser.add_argument("--system", required=True, help="the ReFrame system, e.g. local, vcluster, c1a")
+    parser.add_argument("--mode", default="acceptance", help="the mode: quick or acceptance [acceptance]")
+    parser.add_argument("-C", "--config", default=str(DEFAULT_CONFIG), help="the ReFrame configuration "
+                        "[systems/config.py of this checkout]")
+    parser.add_argument("--from", dest="reports", nargs="+", default=[], metavar="REPORT",
+                        help="run reports (report.json) whose measured durations replace the cost model's")
+    parser.add_argument("--cases", action="store_true", help="list every test case before the summary")
+    args = parser.parse_args(argv)
+    try:
+        config = load_configuration(args.config)
+        systems = [s["name"] for s in config["systems"]]
+        if args.system not in systems:
+            raise PlanError(f"unknown system '{args.system}' (known: {', '.join(systems)})")
+        modes = [m["name"] for m in config.get("modes", []) if args.system in m.get("target_systems", [args.system])]
+        if args.mode not in modes:
+            raise PlanError(f"unknown mode '{args.mode}' for system '{args.system}' (known: {', '.join(modes)})")
+        durations = measured_durations(args.reports)
+        variants = describe(args.config, args.system, args.mode)
+    except PlanError as e:
+        print(f"jitterbench plan: error: {e}", file=sys.stderr)
+        return 2
+    except (RuntimeError, subprocess.TimeoutExpired) as e:
+        print(f"jitterbench plan: error: {e}", file=sys.stderr)
+        return 1
+    print(summary(args.system, args.mode, cases(config, args.system, variants, durations), args.cases))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
