@@ -2,26 +2,12 @@
 from __future__ import annotations
 
 import argparse
+import getpass
 import json
+import os
 import sys
 
-import getpass
-import os
-
-from . import __version__, references, results, runs, simulate
-
-
-def write_atomically(path, text):
-    """Whole or not at all: a temporary file beside the target, then rename."""
-    tmp = f"{path}.tmp.{os.getpid()}"
-    try:
-        with open(tmp, "w") as f:
-            f.write(text)
-        os.replace(tmp, path)
-    except OSError as e:
-        if os.path.exists(tmp):
-            os.remove(tmp)
-        raise references.ReferenceFileError(f"cannot write {path}: {e.strerror}") from None
+from . import __version__, files, references, results, runs, simulate
 
 
 def summarize(paths) -> str:
@@ -31,7 +17,10 @@ def summarize(paths) -> str:
     for path in paths:
         doc = results.load(path)
         mpi = results.mpi_name(doc)
-        for r in doc["results"]:
+        for i, r in enumerate(doc["results"]):
+            missing = next((k for k in ("max_us", "avg_us", "p99_us") if r.get(k) is None), None)
+            if missing:
+                raise results.ResultsError(f"{path}: field results[{i}].{missing} is missing")
             size = r.get("ns_size"), r.get("ew_size")
             rows.append((
                 mpi,
@@ -41,18 +30,15 @@ def summarize(paths) -> str:
                 str(size[0]) if size[0] == size[1] else f"{size[0]}/{size[1]}",
                 f"{r['max_us']:.1f}",
                 f"{r['avg_us']:.1f}",
-                f"{r['max_us'] / r['avg_us']:.2f}",
+                f"{r['max_us'] / r['avg_us']:.2f}" if r["avg_us"] else "-",
                 f"{r['p99_us']:.1f}",
             ))
-    widths = [max(len(h), *(len(row[i]) for row in rows)) if rows else len(h) for i, h in enumerate(header)]
-    lines = ["  ".join(h.ljust(w) for h, w in zip(header, widths))]
-    lines += ["  ".join(c.ljust(w) for c, w in zip(row, widths)) for row in rows]
-    return "\n".join(lines)
+    return _format_table(header, rows)
 
 
 def format_ref(pv):
     value, ref, lower, upper, unit = pv[:5]
-    if lower is None and upper is None:
+    if ref is None or (lower is None and upper is None):
         return "-"
     pct = lambda x: "inf" if x is None else f"{x * 100:+.0f}%"  # noqa: E731
     return f"{ref:g} ({pct(lower)}/{pct(upper)})"
@@ -74,17 +60,17 @@ def table(report_paths) -> str:
             maxv, avgv = perf.pop("max", None), perf.pop("avg", None)
             other = " ".join(f"{k}={v[0]:.4g}" for k, v in perf.items() if v[0] is not None)
             rows.append((case["display_name"].split()[0], case["environ"], params,
-                         f"{maxv[0]:.2f}" if maxv else "-", f"{avgv[0]:.2f}" if avgv else "-",
+                         *(f"{v[0]:.2f}" if v and v[0] is not None else "-" for v in (maxv, avgv)),
                          other or "-", format_ref(maxv) if maxv else "-",
                          case["result"] + (f" ({case['fail_phase']})" if case.get("fail_phase") else "")))
-    widths = [max([len(h)] + [len(r[i]) for r in rows]) for i, h in enumerate(header)]
-    lines = ["  ".join(h.ljust(w) for h, w in zip(header, widths))]
-    lines += ["  ".join(c.ljust(w) for c, w in zip(r, widths)) for r in rows]
-    return "\n".join(lines)
+    return _format_table(header, rows)
 
 
 def write_report(args):
     from . import report  # matplotlib and Jinja2: only for the commands that draw
+    folder = args.output or (os.path.join(args.inputs[0], "report") if len(args.inputs) == 1 and os.path.isdir(
+        args.inputs[0]) else "report")
+    files.check_folder_output(folder)  # before the work: a folder that is not a report is never replaced
     col = runs.collect(args.inputs)
     labels = col.labels()
     if not col.cases and not col.documents:
@@ -94,8 +80,6 @@ def write_report(args):
         baseline = args.baseline or (col.measured_labels() or labels)[0]
         if baseline not in labels:
             raise runs.RunsError(f"no label '{baseline}' among {', '.join(labels)}")
-    folder = args.output or (os.path.join(args.inputs[0], "report") if len(args.inputs) == 1 and os.path.isdir(
-        args.inputs[0]) else "report")
     title = args.title or (f"jitterbench: {' vs '.join(labels)}" if baseline else f"jitterbench report: {', '.join(labels)}")
     return report.write(col, folder, title, baseline)
 
@@ -122,6 +106,9 @@ def simulate_alltoall(args) -> dict:
     """The SP2 study's resampling simulator: T all-to-alls on each P of --procs."""
     import numpy as np
     sample = simulate.load_samples(args.samples, args.entry)
+    if not sample.all():
+        raise simulate.SimulationInputError(f"{args.samples}: an exchange time is 0: an all-to-all could take no "
+                                            "time, at an infinite throughput")
     if args.interrupts and args.interrupt_trace:
         raise simulate.SimulationInputError("give --interrupts or --interrupt-trace, not both")
     interrupts = simulate.load_interrupt_trace(args.interrupt_trace) if args.interrupt_trace else args.interrupts
@@ -162,7 +149,23 @@ def simulate_halo(args) -> dict:
     r = doc["results"][entry]
     if "series" not in r:
         raise results.ResultsError(f"{args.halo_json}: result {entry} has no per-call series (run jb-halo with --series)")
-    measured_tasks = doc["metadata"]["ranks"]
+
+    def need(ok, field, what):
+        if not ok:
+            raise results.ResultsError(f"{args.halo_json}: field {field} {what}")
+
+    measured_tasks = doc["metadata"].get("ranks")
+    need(isinstance(measured_tasks, int) and measured_tasks >= 1, "metadata.ranks", "is not a task count >= 1")
+    field = f"results[{entry}]"
+    series = r["series"]["max_us"]  # results.load: a list of numbers
+    need(series and min(series) >= 0, f"{field}.series.max_us", "is empty or holds a time < 0")
+    need(r.get("calls", 0) >= 1, f"{field}.calls", "is missing or 0")
+    need(r.get("max_us") is not None, f"{field}.max_us", "is missing")
+    need(r.get("avg_us") is not None and r["avg_us"] > 0, f"{field}.avg_us", "is not a time > 0")
+    bins = (r.get("histogram") or {}).get("bins")
+    need(bins and all(lo >= 0 and (hi is None or hi >= lo) and isinstance(n, int) and n >= 0 for lo, hi, n in bins)
+         and sum(n for _, _, n in bins) > 0, f"{field}.histogram.bins", "is not [lower_us >= 0, upper_us, count >= 0] "
+         "with a count > 0")
     # upward only: below N0 a task no longer waits for as many neighbours, so AVG changes too
     tasks = sorted({n for n in args.tasks if n >= measured_tasks} | {measured_tasks})
     rng = np.random.default_rng(args.seed)
@@ -171,7 +174,6 @@ def simulate_halo(args) -> dict:
     # and the run's MAX is the slowest task's mean per call.  Per-task times come from the
     # merged histogram (bin middles), which also counts a task's waits for a delayed
     # neighbour: from a run of more than one task this limit is an overestimate.
-    bins = r["histogram"]["bins"]
     per_task = np.repeat([np.sqrt(lo * hi) if lo > 0 and hi is not None else (hi or lo) for lo, hi, _ in bins],
                          [n for _, _, n in bins])
     uncoupled = simulate.halo_prediction(per_task, tasks, rng, r["calls"], barrier_coupled=False, n_boot=5)
@@ -201,7 +203,38 @@ def _format_table(header, rows) -> str:
     return "\n".join(lines)
 
 
-def main(argv=None) -> int:
+def _at_least(minimum):
+    """An argparse type: a whole number >= minimum."""
+    def whole(text):
+        try:
+            value = int(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"'{text[:40]}' is not a whole number") from None
+        if value < minimum:
+            raise argparse.ArgumentTypeError(f"{value} is less than {minimum}")
+        return value
+    return whole
+
+
+def _finite(text):
+    """An argparse type: a finite number (a bound of nan or inf would be no bound at all)."""
+    value = files.parse_number(text)
+    if value is None:
+        raise argparse.ArgumentTypeError(f"'{text[:40]}' is not a finite number")
+    return float(value)
+
+
+def _user_at_host() -> str:
+    """Who measured, by default: user@host.  A container may run under a uid with no passwd
+    entry, hence no user name: then the uid stands for it."""
+    try:
+        user = getpass.getuser()
+    except (KeyError, OSError):  # KeyError up to Python 3.12, OSError from 3.13
+        user = f"uid{os.getuid()}"
+    return f"{user}@{os.uname().nodename}"
+
+
+def parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="jitterbench", description=__doc__)
     parser.add_argument("--version", action="version", version=f"jitterbench {__version__}")
     sub = parser.add_subparsers(dest="command", required=True)
@@ -212,12 +245,12 @@ def main(argv=None) -> int:
     p = sub.add_parser("reference", help="turn ReFrame runs of one system into its reference file")
     p.add_argument("reports", nargs="+", help="ReFrame run reports (--report-file), one per repeat")
     p.add_argument("--system", required=True, help="the ReFrame system the references are for")
-    p.add_argument("-o", "--output", required=True, help="the reference file to write, e.g. reference_data/local.yaml")
-    p.add_argument("--measured-by", default=f"{getpass.getuser()}@{os.uname().nodename}",
-                   help="who measured (default: user@host)")
-    p.add_argument("--min-slack", type=float, default=0.5,
+    p.add_argument("-o", "--output", required=True, help="the reference file to write, e.g. reference_data/local.yaml "
+                                                         "(replaced whole, or left as it was)")
+    p.add_argument("--measured-by", help="who measured (default: user@host)")
+    p.add_argument("--min-slack", type=_finite, default=0.5,
                    help="the tightest bound either side, as a fraction of the value (default 0.5)")
-    p.add_argument("--spread-factor", type=float, default=2.0,
+    p.add_argument("--spread-factor", type=_finite, default=2.0,
                    help="bounds admit this many times the measured spread (default 2)")
     for name, what in (("report", "one HTML report (figures as PNG and SVG beside it) of runs"),
                        ("compare", "compare systems or runs: the report, plus each label's ratio to a baseline")):
@@ -227,7 +260,8 @@ def main(argv=None) -> int:
                             "benchmark's JSON document, or a reference file (.yaml: measured, or a paper's); "
                             "LABEL= names what it holds (default: its system)")
         p.add_argument("-o", "--output", help="the report's folder (default: <the one folder given>/report, "
-                                              "else ./report)")
+                                              "else ./report); an existing one is replaced only if it is an "
+                                              "earlier report")
         p.add_argument("--title", help="the page's title")
         if name == "compare":
             p.add_argument("--baseline", help="the label the others are set against (default: the first measured)")
@@ -235,11 +269,11 @@ def main(argv=None) -> int:
     simsub = sim.add_subparsers(dest="what", required=True)
     p = simsub.add_parser("alltoall", help="resample pairwise exchange times into all-to-alls (Tabe et al.)")
     p.add_argument("samples", help="exchange times: one value in us per line, or a jb-alltoall JSON")
-    p.add_argument("--entry", type=int, help="which results entry of a JSON with several samples")
+    p.add_argument("--entry", type=_at_least(0), help="which results entry of a JSON with several samples")
     p.add_argument("--procs", type=_ints, default=[2, 4, 8, 16, 32], help="processor counts [2,4,8,16,32]")
-    p.add_argument("--trials", type=int, default=100000, help="all-to-alls per processor count [100000]")
-    p.add_argument("--seed", type=int, default=1, help="random seed [1]")
-    p.add_argument("--size", type=int, default=1024, help="message bytes, for the throughput [1024]")
+    p.add_argument("--trials", type=_at_least(1), default=100000, help="all-to-alls per processor count [100000]")
+    p.add_argument("--seed", type=_at_least(0), default=1, help="random seed [1]")
+    p.add_argument("--size", type=_at_least(0), default=1024, help="message bytes, for the throughput [1024]")
     p.add_argument("--interrupts", type=_interrupts,
                    help="correlated interrupts PERIOD_US:TICK_US:RARE_RATE_PER_US:RARE_US instead of "
                         "independent samples alone (the samples are then the uninterrupted times)")
@@ -248,34 +282,64 @@ def main(argv=None) -> int:
     p.add_argument("--json", help="write the results here")
     p = simsub.add_parser("halo", help="predict jb-halo's MAX and AVG at larger task counts")
     p.add_argument("halo_json", help="a jb-halo --json document")
-    p.add_argument("--entry", type=int, help="which results entry [0]")
+    p.add_argument("--entry", type=_at_least(0), help="which results entry [0]")
     p.add_argument("--tasks", type=_ints, default=[16, 64, 256, 1024, 4096], help="task counts")
-    p.add_argument("--seed", type=int, default=1, help="random seed, for the bootstrap [1]")
+    p.add_argument("--seed", type=_at_least(0), default=1, help="random seed, for the bootstrap [1]")
     p.add_argument("--json", help="write the results here")
-    args = parser.parse_args(argv)
+    return parser
+
+
+def run(args) -> None:
+    if args.command == "summarize":
+        print(summarize(args.files))
+    elif args.command == "table":
+        print(table(args.reports))
+    elif args.command == "simulate":
+        out = simulate_alltoall(args) if args.what == "alltoall" else simulate_halo(args)
+        if args.json:
+            try:
+                text = json.dumps(out, indent=1, allow_nan=False) + "\n"
+            except ValueError:
+                raise simulate.SimulationInputError(f"the results hold a number that is not finite; "
+                                                    f"{args.json} not written") from None
+            files.write_text(args.json, text)
+    elif args.command in ("report", "compare"):
+        print(f"wrote {write_report(args)}")
+    elif args.command == "reference":
+        doc = references.build(args.reports, args.system, args.measured_by or _user_at_host(), args.min_slack,
+                               args.spread_factor)
+        text = references.dump(doc)
+        references.loads(text, args.output)  # the file ReFrame will read: checked before it replaces any
+        files.write_text(args.output, text)
+        print(f"wrote {args.output}: {sum(1 for k in doc if k != 'provenance')} check(s) for system {args.system}")
+
+
+# What a bad input or output raises: each one line naming the file, and where it applies the field.
+ERRORS = (files.OutputError, references.ReferenceFileError, results.ResultsError, runs.RunsError,
+          simulate.SimulationInputError)
+
+
+def main(argv=None) -> int:
+    """The command: 0 when done, 2 with one line on standard error for a bad input or
+    output, 130 on Ctrl-C (with nothing left half-written)."""
     try:
-        if args.command == "summarize":
-            print(summarize(args.files))
-        elif args.command == "table":
-            print(table(args.reports))
-        elif args.command == "simulate":
-            out = simulate_alltoall(args) if args.what == "alltoall" else simulate_halo(args)
-            if args.json:
-                write_atomically(args.json, json.dumps(out, indent=1) + "\n")
-        elif args.command in ("report", "compare"):
-            print(f"wrote {write_report(args)}")
-        elif args.command == "reference":
-            doc = references.build(args.reports, args.system, args.measured_by, args.min_slack, args.spread_factor)
-            write_atomically(args.output, references.dump(doc))
-            references.load(args.output)
-            print(f"wrote {args.output}: {sum(1 for k in doc if k != 'provenance')} check(s) for system {args.system}")
-    except (references.ReferenceFileError, simulate.SimulationInputError, runs.RunsError) as e:
+        run(parser().parse_args(argv))
+    except ERRORS as e:
         print(f"jitterbench: error: {e}", file=sys.stderr)
         return 2
-    except (results.ResultsError, KeyError, TypeError) as e:
-        msg = e if isinstance(e, results.ResultsError) else f"a result lacks a field: {e}"
-        print(f"jitterbench: error: {msg}", file=sys.stderr)
+    except (KeyError, TypeError) as e:  # a shape no reader checked for: still one line
+        print(f"jitterbench: error: an input lacks a field or holds one of the wrong kind ({type(e).__name__}: "
+              f"{e})", file=sys.stderr)
         return 2
+    except MemoryError as e:  # numpy's says how much it wanted: one line
+        print(f"jitterbench: error: not enough memory for this run: {e}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        print("jitterbench: interrupted", file=sys.stderr)
+        return 130
+    except BrokenPipeError:  # the reader of the output (head, less) has gone: nothing left to say
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())  # so that Python's exit flush is quiet
+        return 1
     return 0
 
 

@@ -1,16 +1,26 @@
-"""Reading input files with one clear line on failure.
+"""Reading input files and writing outputs, with one clear line on failure.
 
-A number no measurement can be (NaN, an infinity, 1e999, a 400-digit integer) is refused
-with the file and the field that hold it, and so is a document nested too deeply to parse.
+Reading: a number no measurement can be (NaN, an infinity, 1e999, a 400-digit integer) is
+refused with the file and the field that hold it, and so is a document nested too deeply to
+parse.  Writing: an output appears whole or not at all, even on Ctrl-C, and never replaces
+what the tool did not make.
 """
 from __future__ import annotations
 
 import json
 import math
+import os
 import re
+import shutil
+import stat
+import tempfile
 from pathlib import Path
 
 import yaml
+
+
+class OutputError(ValueError):
+    """An output that cannot be written where asked; nothing was changed there."""
 
 
 def read_text(path, error: type) -> str:
@@ -139,3 +149,132 @@ def loads_yaml(text: str, path, error: type):
 
 def read_yaml(path, error: type):
     return loads_yaml(read_text(path, error), path, error)
+
+
+# ---- writing ---------------------------------------------------------------------------
+
+def umask() -> int:
+    mask = os.umask(0o022)  # reading the umask means setting it: put it straight back
+    os.umask(mask)
+    return mask
+
+
+def _temporary(path: Path, shown, make):
+    """make(dir=, prefix=) beside path (so that a rename onto path is atomic), as one line on failure."""
+    try:
+        return make(dir=path.parent, prefix=f".{path.name}.")
+    except OSError as e:
+        raise OutputError(f"{shown}: cannot write: {e.strerror}") from None
+
+
+def write_text(path, text: str) -> None:
+    """Writes text to path whole or not at all: a temporary file beside it, then os.replace.
+    On any failure or interruption (Ctrl-C too) the temporary file goes and path is as it
+    was.  A file the user names is replaced (it keeps its permissions); a folder there is
+    refused.  A device or pipe (/dev/stdout) is written straight through: it cannot be
+    replaced, and must not be."""
+    try:
+        mode = os.stat(path).st_mode
+    except FileNotFoundError:
+        mode = None
+    except OSError as e:
+        raise OutputError(f"{path}: cannot write: {e.strerror}") from None
+    if mode is not None and stat.S_ISDIR(mode):
+        raise OutputError(f"{path}: is a folder; name a file to write")
+    if mode is not None and not stat.S_ISREG(mode):
+        try:
+            with open(path, "w") as f:
+                f.write(text)
+        except OSError as e:
+            raise OutputError(f"{path}: cannot write: {e.strerror}") from None
+        return
+    real = Path(os.path.realpath(path))  # through a symbolic link, to the file it names
+    fd, tmp = _temporary(real, path, lambda **where: tempfile.mkstemp(suffix=".tmp", **where))
+    try:
+        with os.fdopen(fd, "w") as f:
+            f.write(text)
+        os.chmod(tmp, stat.S_IMODE(mode) if mode is not None else 0o666 & ~umask())  # mkstemp's is 0600
+        os.replace(tmp, real)
+    except BaseException as e:
+        Path(tmp).unlink(missing_ok=True)
+        if isinstance(e, OSError):
+            raise OutputError(f"{path}: cannot write: {e.strerror}") from None
+        raise
+
+
+# A folder the tool writes whole (a report) holds this file: the tool's name and version,
+# then every file it wrote there.  Only such a folder, holding nothing else, is replaced.
+MARKER = ".jitterbench-report"
+
+
+def _raise(error):
+    raise error
+
+
+def _replaceable(folder: Path):
+    """None if folder is one the tool wrote whole earlier and holds nothing else, else why not."""
+    marker = folder / MARKER
+    if marker.is_symlink() or not marker.is_file():
+        return f"is not a jitterbench report (it has no {MARKER})"
+    try:
+        tool, *written = marker.read_text().splitlines() or [""]
+        if not tool.startswith("jitterbench "):
+            return f"has a {MARKER} that jitterbench did not write"
+        ours = {MARKER, *written, *(str(p) for w in written for p in Path(w).parents)}
+        for root, dirs, files in os.walk(folder, onerror=_raise):  # symbolic links not followed
+            for name in dirs + files:
+                entry = os.path.relpath(os.path.join(root, name), folder)
+                if entry not in ours:
+                    return f"holds {entry}, which jitterbench did not write"
+    except (OSError, UnicodeDecodeError) as e:
+        return f"cannot be checked ({getattr(e, 'strerror', None) or e})"
+    return None
+
+
+def check_folder_output(path) -> Path:
+    """The real folder path names (symbolic links followed), once sure that writing a folder
+    there destroys nothing the tool did not make: it is new, or one the tool wrote earlier."""
+    real = Path(os.path.realpath(path))
+    if real.is_dir():
+        why = _replaceable(real)
+        if why:
+            raise OutputError(f"{path}: {why}; not replaced: choose another -o, or move it away yourself")
+    elif os.path.lexists(real):
+        raise OutputError(f"{path}: exists and is not a folder; not replaced")
+    return real
+
+
+def write_folder(path, fill, tool: str) -> None:
+    """Makes the folder path with fill(folder), which returns the files it wrote there
+    (relative paths), and marks it as the tool's (MARKER).  Built beside path under a
+    temporary name, then swapped in: the old folder renamed aside, the new one renamed in,
+    the old one removed; so an error or Ctrl-C at any point leaves the old folder or the new
+    one, and no temporary folder.  Only a folder the tool wrote earlier is replaced
+    (check_folder_output).  The folder gets the user's umask (0755 with 022)."""
+    real = check_folder_output(path)
+    try:
+        real.parent.mkdir(parents=True, exist_ok=True)
+    except OSError as e:
+        raise OutputError(f"{path}: cannot make the folder it goes in: {e.strerror}") from None
+    new = Path(_temporary(real, path, tempfile.mkdtemp))
+    aside = None
+    try:
+        new.chmod(0o777 & ~umask())  # mkdtemp's is 0700
+        written = fill(new)
+        (new / MARKER).write_text("\n".join([tool, *written]) + "\n")
+        if real.exists():
+            check_folder_output(path)  # again: it may have changed while the new one was made
+            aside = Path(_temporary(real, path, tempfile.mkdtemp))
+            os.rename(real, aside)  # onto the empty folder mkdtemp made: atomic, and no name clash
+        os.rename(new, real)
+    except BaseException as e:
+        shutil.rmtree(new, ignore_errors=True)
+        if isinstance(e, OSError):
+            raise OutputError(f"{path}: cannot write: {e.strerror}") from None
+        raise
+    finally:
+        if aside is not None:
+            if not os.path.lexists(real) and (aside / MARKER).exists():
+                os.rename(aside, real)  # stopped between the two renames: the old one back
+            else:
+                shutil.rmtree(aside, ignore_errors=True)

@@ -11,16 +11,14 @@ from __future__ import annotations
 import base64
 import io
 import os
-import shutil
 import statistics
-import tempfile
 from collections import defaultdict
 from datetime import datetime, timezone
 from pathlib import Path
 
 import jinja2
 
-from . import __version__, compare, figures
+from . import __version__, compare, figures, files
 from .runs import Collection
 
 ENV = jinja2.Environment(loader=jinja2.PackageLoader("jitterbench", "templates"),
@@ -134,37 +132,37 @@ def beside_papers(col: Collection):
 
 
 def _embed(fig: figures.Figure, folder: Path):
-    """Writes the figure as PNG and SVG; returns the PNG as a data URI for the page."""
+    """Writes the figure as PNG and SVG; returns the PNG as a data URI for the page and
+    the files written."""
     if fig.figure is None:
-        return None
+        return None, []
     fig.figure.savefig(folder / f"{fig.name}.svg")
     png = io.BytesIO()
     fig.figure.savefig(png, format="png", dpi=110)
     (folder / f"{fig.name}.png").write_bytes(png.getvalue())
-    return "data:image/png;base64," + base64.b64encode(png.getvalue()).decode()
+    return "data:image/png;base64," + base64.b64encode(png.getvalue()).decode(), [
+        f"{folder.name}/{fig.name}.svg", f"{folder.name}/{fig.name}.png"]
 
 
 def write(col: Collection, out: Path, title: str, baseline: str | None = None) -> Path:
-    """The report in folder out: index.html, figures/*.png and *.svg.  Written in a
-    temporary folder and moved into place, so out holds a whole report or the old one."""
-    out = Path(out)
-    out.parent.mkdir(parents=True, exist_ok=True)
-    tmp = Path(tempfile.mkdtemp(prefix=f".{out.name}.", dir=out.parent))
-    try:
-        (tmp / "figures").mkdir()
+    """The report in folder out: index.html, figures/*.png and *.svg.  Made beside out and
+    swapped in whole (files.write_folder), and only over a report written earlier: any
+    other folder or file at out is left alone, and the error says so."""
+    def fill(folder: Path):
+        (folder / "figures").mkdir()
         figs = figures.all_figures(col)
-        images = {f.name: _embed(f, tmp / "figures") for f in figs}
+        images, written = {}, ["index.html"]
+        for f in figs:
+            images[f.name], files_of_figure = _embed(f, folder / "figures")
+            written += files_of_figure
         measured, papers = beside_papers(col)
         html = ENV.get_template("report.html.j2").render(
             title=title, generated=datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M UTC"),
             version=__version__, col=col, figures=figs, images=images, factors=factors(col),
             baseline=baseline, comparisons=comparisons(col, baseline) if baseline else None,
             measured=measured, papers=papers, fmt=figures.fmt, alpha=compare.ALPHA)
-        (tmp / "index.html").write_text(html)
-        if out.exists():
-            shutil.rmtree(out)
-        tmp.rename(out)
-    except BaseException:
-        shutil.rmtree(tmp, ignore_errors=True)
-        raise
-    return out / "index.html"
+        (folder / "index.html").write_text(html)
+        return written
+
+    files.write_folder(out, fill, f"jitterbench {__version__} report")
+    return Path(out) / "index.html"

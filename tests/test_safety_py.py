@@ -1,0 +1,357 @@
+"""Nothing lost, nothing crashes (issue 16, the Python side): the outputs never destroy what
+the tool did not make and appear whole or not at all, even on Ctrl-C; every bad input is one
+line naming the file (and the field), exit status 2, and leaves nothing behind.
+
+Every destructive case runs inside pytest's tmp_path, on folders and files planted there."""
+from __future__ import annotations
+
+import errno
+import json
+import os
+import signal
+import stat
+import subprocess
+import sys
+import time
+
+import pytest
+
+from jitterbench import cli, figures, files
+
+REPORT_FILES = {"index.html", "figures", files.MARKER}
+
+
+def halo_document(**result):
+    """A small jb-halo document that report, compare, summarize and simulate halo accept."""
+    base = {"placement": "row", "pattern": "isend-recv", "ns_size": 848, "ew_size": 848, "calls": 10,
+            "off_node_per_node": 0, "max_us": 30.0, "avg_us": 20.0, "jitter": 1.5, "p99_us": 45.0,
+            "histogram": {"bins": [[10, 20, 4], [20, 40, 6]]}, "series": {"max_us": [30.0] * 10}}
+    base.update(result)
+    return {"benchmark": "halo", "config": {}, "metadata": {"mpi_library": "Open MPI v4.1.4", "ranks": 2},
+            "results": [base]}
+
+
+def run_report(report):
+    """A ReFrame run report, as `jitterbench reference` reads it."""
+    case = {"display_name": "HaloCheck %nodes=1", "nodes": 1, "system": "local", "partition": "default",
+            "environ": "openmpi", "result": "pass", "fixture": False,
+            "perfvalues": {"local:default:max": [10.0, 0, None, None, "us", "pass"]}}
+    return {"session_info": {"version": "4.10.4", "time_start_unix": 1795323075}, "runs": [{"testcases": [case]}],
+            **report}
+
+
+@pytest.fixture
+def halo_json(tmp_path):
+    path = tmp_path / "halo.json"
+    path.write_text(json.dumps(halo_document()))
+    return path
+
+
+def one_error_line(capsys, *needles):
+    """The command's only line on standard error, which holds every needle."""
+    captured = capsys.readouterr()
+    lines = captured.err.splitlines()
+    assert len(lines) == 1 and lines[0].startswith("jitterbench: error: "), captured.err
+    assert "Traceback" not in captured.err
+    for needle in needles:
+        assert needle in lines[0], (needle, lines[0])
+    return lines[0]
+
+
+def command_line(command, path, tmp_path):
+    """command on path, with the outputs it needs (into tmp_path, where they must not appear)."""
+    outputs = {"report": ["-o", str(tmp_path / "out")], "compare": ["-o", str(tmp_path / "out")],
+               "reference": ["--system", "local", "-o", str(tmp_path / "ref.yaml")]}
+    return [*command.split(), str(path), *outputs.get(command, [])]
+
+
+def tree(folder):
+    """Every path under folder with the contents of its files: what a refusal must not change."""
+    return {str(p.relative_to(folder)): p.read_bytes() if p.is_file() else None for p in sorted(folder.rglob("*"))}
+
+
+# ---- report and compare -o: only an earlier report is replaced ---------------------------------
+
+@pytest.mark.parametrize("command", ["report", "compare"])
+def test_o_onto_a_folder_of_the_users_refuses_and_touches_nothing(tmp_path, capsys, halo_json, command):
+    mine = tmp_path / "mine"
+    mine.mkdir()
+    (mine / "notes.txt").write_text("precious")
+    before = tree(tmp_path)
+    assert cli.main([command, str(halo_json), "-o", str(mine)]) == 2
+    one_error_line(capsys, str(mine), "not a jitterbench report", "not replaced")
+    assert tree(tmp_path) == before
+
+
+def test_o_onto_an_earlier_report_holding_a_file_of_the_users_refuses(tmp_path, capsys, halo_json):
+    out = tmp_path / "out"
+    assert cli.main(["report", str(halo_json), "-o", str(out)]) == 0
+    (out / "figures" / "my-notes.txt").write_text("added by hand")
+    capsys.readouterr()
+    before = tree(tmp_path)
+    assert cli.main(["compare", str(halo_json), "-o", str(out)]) == 2
+    one_error_line(capsys, "figures/my-notes.txt", "jitterbench did not write")
+    assert tree(tmp_path) == before
+
+
+@pytest.mark.parametrize("command", ["report", "compare"])
+def test_o_onto_an_existing_file_refuses(tmp_path, capsys, halo_json, command):
+    target = tmp_path / "results.txt"
+    target.write_text("mine")
+    assert cli.main([command, str(halo_json), "-o", str(target)]) == 2
+    one_error_line(capsys, "exists and is not a folder")
+    assert target.read_text() == "mine" and sorted(os.listdir(tmp_path)) == ["halo.json", "results.txt"]
+
+
+def test_o_onto_an_earlier_report_replaces_it_whole(tmp_path, capsys, halo_json):
+    out = tmp_path / "out"
+    assert cli.main(["report", str(halo_json), "-o", str(out), "--title", "first"]) == 0
+    # a file an older version wrote (listed in its marker) goes with the old report
+    (out / "figures" / "retired.png").write_bytes(b"old")
+    with open(out / files.MARKER, "a") as marker:
+        marker.write("figures/retired.png\n")
+    assert cli.main(["report", str(halo_json), "-o", str(out), "--title", "second"]) == 0
+    html = (out / "index.html").read_text()
+    assert "second" in html and "first" not in html
+    assert not (out / "figures" / "retired.png").exists()
+    assert set(os.listdir(out)) == REPORT_FILES
+    assert (out / files.MARKER).read_text().startswith("jitterbench ")
+    assert sorted(os.listdir(tmp_path)) == ["halo.json", "out"]  # no temporary folder left beside it
+
+
+@pytest.mark.parametrize("mask,mode", [(0o022, 0o755), (0o027, 0o750)])
+def test_the_report_folder_has_the_users_umask(tmp_path, capsys, halo_json, mask, mode):
+    old = os.umask(mask)
+    try:
+        assert cli.main(["report", str(halo_json), "-o", str(tmp_path / "out")]) == 0
+    finally:
+        os.umask(old)
+    assert stat.S_IMODE(os.stat(tmp_path / "out").st_mode) == mode
+    assert stat.S_IMODE(os.stat(tmp_path / "out" / "figures").st_mode) == mode
+
+
+# ---- interrupted: the old output stays, no temporary is left -------------------------------------
+
+@pytest.fixture
+def earlier_report(tmp_path, halo_json, capsys):
+    out = tmp_path / "out"
+    assert cli.main(["report", str(halo_json), "-o", str(out)]) == 0
+    capsys.readouterr()
+    return out
+
+
+def test_ctrl_c_while_the_report_is_drawn_keeps_the_old_report(tmp_path, capsys, halo_json, earlier_report,
+                                                                 monkeypatch):
+    before = tree(tmp_path)
+
+    def interrupted(col):
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(figures, "all_figures", interrupted)
+    assert cli.main(["report", str(halo_json), "-o", str(earlier_report)]) == 130
+    assert capsys.readouterr().err == "jitterbench: interrupted\n"
+    assert tree(tmp_path) == before
+
+
+def test_ctrl_c_between_the_two_renames_puts_the_old_report_back(tmp_path, capsys, halo_json, earlier_report,
+                                                                  monkeypatch):
+    before = tree(tmp_path)
+    rename, moved_in = os.rename, []
+
+    def interrupted_when_the_new_one_moves_in(src, dst):
+        # the old one went aside (onto a temporary name); the first rename onto out is the new one's
+        if os.path.realpath(dst) == os.path.realpath(earlier_report) and not moved_in:
+            moved_in.append(src)
+            raise KeyboardInterrupt
+        rename(src, dst)
+
+    monkeypatch.setattr(files.os, "rename", interrupted_when_the_new_one_moves_in)
+    assert cli.main(["report", str(halo_json), "-o", str(earlier_report)]) == 130
+    assert moved_in and capsys.readouterr().err == "jitterbench: interrupted\n"
+    assert tree(tmp_path) == before
+
+
+@pytest.mark.parametrize("output", ["ref.yaml", "sim.json"])
+def test_ctrl_c_while_a_file_is_written_keeps_the_old_file(tmp_path, capsys, monkeypatch, output):
+    target = tmp_path / output
+    target.write_text("the old contents\n")
+    report, samples = tmp_path / "report.json", tmp_path / "samples.txt"
+    report.write_text(json.dumps(run_report({})))
+    samples.write_text("5\n6\n")
+    before = tree(tmp_path)
+
+    def interrupted(src, dst):
+        assert os.path.exists(src)  # the temporary file is written whole, and then:
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(files.os, "replace", interrupted)
+    argv = (["reference", str(report), "--system", "local", "-o", str(target)] if output == "ref.yaml" else
+            ["simulate", "alltoall", str(samples), "--trials", "10", "--json", str(target)])
+    assert cli.main(argv) == 130
+    assert capsys.readouterr().err == "jitterbench: interrupted\n"
+    assert tree(tmp_path) == before
+
+
+def test_a_reference_file_named_by_the_user_is_replaced_whole_and_keeps_its_mode(tmp_path, capsys):
+    report, target = tmp_path / "report.json", tmp_path / "local.yaml"
+    report.write_text(json.dumps(run_report({})))
+    target.write_text("old\n")
+    target.chmod(0o640)
+    assert cli.main(["reference", str(report), "--system", "local", "-o", str(target), "--measured-by", "t"]) == 0
+    assert target.read_text().startswith("# References for system 'local'")
+    assert stat.S_IMODE(target.stat().st_mode) == 0o640
+    assert sorted(os.listdir(tmp_path)) == ["local.yaml", "report.json"]
+    assert cli.main(["reference", str(report), "--system", "local", "-o", str(tmp_path)]) == 2
+    one_error_line(capsys, "is a folder")
+
+
+def test_ctrl_c_in_a_real_process_is_one_line_exit_130_and_changes_nothing(tmp_path):
+    """SIGINT while the command waits on its input: a FIFO that the test opens but never
+    writes, so the signal arrives at a known point, inside the command, every time."""
+    fifo, target = tmp_path / "report.json", tmp_path / "local.yaml"
+    os.mkfifo(fifo)
+    target.write_text("the old contents\n")
+    # SIG_DFL: a shell's background job starts with SIGINT ignored, and Python then keeps it so
+    proc = subprocess.Popen([sys.executable, "-m", "jitterbench", "reference", str(fifo), "--system", "local",
+                             "-o", str(target)], cwd=tmp_path, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                            text=True, preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
+    writer, deadline = None, time.monotonic() + 60
+    try:
+        while writer is None:  # opening a FIFO without a reader fails: once it works, the command is reading
+            try:
+                writer = os.open(fifo, os.O_WRONLY | os.O_NONBLOCK)
+            except OSError as e:
+                assert e.errno == errno.ENXIO and proc.poll() is None and time.monotonic() < deadline, e
+                time.sleep(0.02)
+        proc.send_signal(signal.SIGINT)
+        out, err = proc.communicate(timeout=60)
+    finally:
+        if writer is not None:
+            os.close(writer)
+        if proc.poll() is None:
+            proc.kill()
+            proc.communicate()
+    assert (proc.returncode, out, err) == (130, "", "jitterbench: interrupted\n")
+    assert target.read_text() == "the old contents\n"
+    assert sorted(os.listdir(tmp_path)) == ["local.yaml", "report.json"]
+
+
+# ---- bad input: one line naming the file and the field, exit 2 -----------------------------------
+
+BAD_DOCUMENTS = [
+    ("max_us 400 digits", '"max_us": ' + "9" * 400, "results[0].max_us: a number of 400 characters is out of range"),
+    ("max_us 5000 digits", '"max_us": ' + "9" * 5000, "results[0].max_us: a number of 5000 characters is out of range"),
+    ("max_us NaN", '"max_us": NaN', "results[0].max_us: 'NaN' is not a finite number"),
+    ("avg_us Infinity", '"avg_us": Infinity', "results[0].avg_us: 'Infinity' is not a finite number"),
+    ("avg_us -Infinity", '"avg_us": -Infinity', "results[0].avg_us: '-Infinity' is not a finite number"),
+    ("max_us 1e999", '"max_us": 1e999', "results[0].max_us: '1e999' is not a finite number"),
+    ("max_us a string", '"max_us": "fast"', "field results[0].max_us is not a number: 'fast'"),
+    ("calls 400 digits", '"calls": ' + "9" * 400, "results[0].calls: a number of 400 characters is out of range"),
+]
+
+
+def document_with(field_text):
+    """A halo document's text with one result field replaced as written (NaN, 400 digits, ...)."""
+    key = field_text.split(":")[0]
+    text = json.dumps(halo_document())
+    start = text.index(key + ":")
+    end = text.index(",", start)
+    return text[:start] + field_text + text[end:]
+
+
+@pytest.mark.parametrize("command", ["summarize", "report", "compare", "simulate halo"])
+@pytest.mark.parametrize("name,field_text,message", BAD_DOCUMENTS, ids=[b[0] for b in BAD_DOCUMENTS])
+def test_a_bad_number_in_a_document_is_one_line_naming_file_and_field(tmp_path, capsys, command, name,
+                                                                      field_text, message):
+    path = tmp_path / "bad.json"
+    path.write_text(document_with(field_text))
+    assert cli.main(command_line(command, path, tmp_path)) == 2
+    one_error_line(capsys, str(path), message)
+    assert sorted(os.listdir(tmp_path)) == ["bad.json"]
+
+
+@pytest.mark.parametrize("command", ["summarize", "table", "report", "reference", "simulate halo",
+                                     "simulate alltoall"])
+def test_json_nested_100000_deep_is_one_line(tmp_path, capsys, command):
+    path = tmp_path / "deep.json"
+    path.write_text("{\"results\": " + "[" * 100000)
+    assert cli.main(command_line(command, path, tmp_path)) == 2
+    one_error_line(capsys, str(path), "nested too deeply")
+    assert sorted(os.listdir(tmp_path)) == ["deep.json"]
+
+
+@pytest.mark.parametrize("command", ["table", "report", "reference"])
+def test_runs_that_is_not_a_list_is_one_line(tmp_path, capsys, command):
+    path = tmp_path / "report.json"
+    path.write_text(json.dumps(run_report({"runs": "notalist"})))
+    assert cli.main(command_line(command, path, tmp_path)) == 2
+    one_error_line(capsys, str(path), "field runs is not a list")
+    assert sorted(os.listdir(tmp_path)) == ["report.json"]
+
+
+def test_a_string_performance_value_in_a_run_report_names_its_field(tmp_path, capsys):
+    report = run_report({})
+    report["runs"][0]["testcases"][0]["perfvalues"]["local:default:max"][0] = "fast"
+    path = tmp_path / "report.json"
+    path.write_text(json.dumps(report))
+    assert cli.main(["table", str(path)]) == 2
+    one_error_line(capsys, str(path), "runs[0].testcases[0].perfvalues.local:default:max[0] is not a number: 'fast'")
+
+
+REFERENCE = """provenance: {system: local, source: measured, date: 2026-11-22, method: by hand}
+HaloCheck:
+  $index: [$partition]
+  local:default:
+    max: [VALUE, null, 0.5, us]
+"""
+
+
+@pytest.mark.parametrize("value,message", [
+    (".nan", "'.nan' is not a finite number"),
+    (".inf", "'.inf' is not a finite number"),
+    ("-.Inf", "'-.Inf' is not a finite number"),
+    ("1.0e+999", "'1.0e+999' is not a finite number"),
+    ("9" * 400, "a number of 400 characters is out of range"),
+    ("9" * 5000, "a number of 5000 characters is out of range"),
+])
+def test_a_bad_number_in_a_reference_file_is_one_line_naming_file_and_field(tmp_path, capsys, value, message):
+    path = tmp_path / "local.yaml"
+    path.write_text(REFERENCE.replace("VALUE", value))
+    assert cli.main(command_line("report", path, tmp_path)) == 2
+    one_error_line(capsys, str(path), f"field HaloCheck.local:default.max[0]: {message}")
+    assert sorted(os.listdir(tmp_path)) == ["local.yaml"]
+
+
+def test_a_reference_file_nested_100000_deep_is_one_line(tmp_path, capsys):
+    path = tmp_path / "local.yaml"
+    path.write_text("[" * 100000)
+    assert cli.main(command_line("compare", path, tmp_path)) == 2
+    one_error_line(capsys, str(path), "nested too deeply")
+    assert sorted(os.listdir(tmp_path)) == ["local.yaml"]
+
+
+# ---- no passwd entry -------------------------------------------------------------------------
+
+def test_a_user_without_a_passwd_entry_is_named_by_uid(tmp_path, capsys, monkeypatch):
+    """As in a container under an arbitrary uid: no name in the environment, none in passwd."""
+    import pwd
+
+    def no_entry(uid):
+        raise KeyError(f"getpwuid(): uid not found: {uid}")
+
+    for name in ("LOGNAME", "USER", "LNAME", "USERNAME"):
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.setattr(pwd, "getpwuid", no_entry)
+    report, target = tmp_path / "report.json", tmp_path / "local.yaml"
+    report.write_text(json.dumps(run_report({})))
+    assert cli.main(["reference", str(report), "--system", "local", "-o", str(target)]) == 0
+    assert f"measured_by: uid{os.getuid()}@{os.uname().nodename}" in target.read_text()
+
+
+def test_only_reference_asks_who_the_user_is(tmp_path, capsys, monkeypatch, halo_json):
+    def nobody():
+        raise OSError("no such user")
+
+    monkeypatch.setattr(cli.getpass, "getuser", nobody)
+    assert cli.main(["summarize", str(halo_json)]) == 0
+    assert "isend-recv" in capsys.readouterr().out
