@@ -10,15 +10,17 @@ after `d`):
 
     max_isend-recv_4096    cycle_send_4096_n1    latency_8_d2    eager_limit_shm
 
-unfold() reads a name back into the quantity and the swept parameters, and
-split() a test case into the cases it would have been with every swept value a
-parameter, so that a tool that compares cases by parameter (figures, tables)
-sees msg_size, pattern and distance as it sees nodes.  No ReFrame here: the
+unfold() reads a name back into the quantity and the swept parameters, split()
+a test case into the cases it would have been with every swept value a
+parameter, and unswept() does so for the cases jitterbench.runs reads, so that a
+tool that compares cases by parameter (figures, tables) sees msg_size, pattern
+and distance as it sees nodes.  No ReFrame here: the
 reporting tools import it without ReFrame.
 """
 from __future__ import annotations
 
 import re
+from dataclasses import replace
 
 # the parameter of words each check sweeps in one run (patterns, send modes, methods)
 WORD = {"HaloCheck": "pattern", "PingPongCheck": "mode", "TorusCheck": "pattern", "AlltoallCheck": "method"}
@@ -66,3 +68,16 @@ def split(check: str, params: dict, perf: dict) -> list[tuple[dict, dict]]:
         quantity, swept = unfold(check, variable)
         groups.setdefault(tuple(swept.items()), {})[quantity] = value
     return [({**params, **dict(swept)}, values) for swept, values in groups.items()]
+
+
+def unswept(cases):
+    """Cases (jitterbench.runs.Case: check, params, perf, documents) of runs that sweep,
+    each as the cases split() gives, so that figures and tables group by msg_size and
+    pattern as they group by nodes.  The benchmark's documents stay with the first of
+    them; a case without values stays whole."""
+    out = []
+    for case in cases:
+        parts = split(case.check, case.params, case.perf) or [(case.params, case.perf)]
+        out += [replace(case, params=params, perf=perf, documents=case.documents if i == 0 else [])
+                for i, (params, perf) in enumerate(parts)]
+    return out

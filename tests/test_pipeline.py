@@ -202,11 +202,12 @@ def test_a_failed_reference_turns_the_acceptance_job_red_naming_the_check(merge_
     refs.mkdir()
     (refs / "local.yaml").write_text(yaml.safe_dump({
         "provenance": {"system": "local", "source": "test", "date": "2026-11-23", "method": "deliberately wrong"},
-        "HaloCheck": {"$index": ["$partition", "pattern"],
-                      "local:default": {"isend-recv": {"max": [0.001, None, 0.1, "us"]}}},
+        "HaloCheck": {"$index": ["$partition", "placement"],
+                      "local:default": {"row": {"max_isend-recv_4096": [0.001, None, 0.1, "us"]}}},
     }, sort_keys=False))
-    proc = run_pipeline(project, "--variable", f"JB_REFERENCE_DIR={refs}",
-                        "--variable", "JB_RFM_OPTIONS=-n HaloCheck -P placement=row", "acceptance:local")
+    proc = run_pipeline(project, "--variable", f"JB_REFERENCE_DIR={refs}", "--variable",
+                        "JB_RFM_OPTIONS=-n HaloCheck -P placement=row -S patterns=isend-recv -S msg_sizes=4096",
+                        "acceptance:local")
     assert proc.returncode != 0
     assert job_results(proc.stdout) == {"acceptance:local": "FAIL"}
     cases = junit_cases(artifacts(project, "acceptance:local") / "output" / "local" / "junit.xml")
@@ -214,7 +215,7 @@ def test_a_failed_reference_turns_the_acceptance_job_red_naming_the_check(merge_
     assert len(checks) == len(mpis.built())
     for name, failure in checks:
         assert name.startswith("HaloCheck ") and "placement=row" in name
-        assert failure is not None and "failed to meet reference" in failure and "max=" in failure
+        assert failure is not None and "failed to meet reference" in failure and "max_isend-recv_4096=" in failure
     report = json.loads((artifacts(project, "acceptance:local") / "output" / "local" / "report.json").read_text())
     assert {(c["result"], c["fail_phase"]) for run in report["runs"] for c in run["testcases"]
             if not c.get("fixture")} == {("fail", "performance")}

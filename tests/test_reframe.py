@@ -275,6 +275,20 @@ def test_split_gives_the_cases_a_run_would_have_been_with_every_swept_value_a_pa
                      ({"nodes": 2, "pattern": "sendrecv", "msg_size": 40960}, {"max": 3.0})]
 
 
+def test_unswept_cases_keep_their_documents_once_and_a_case_without_values_whole():
+    from jitterbench import runs, sweeps
+    doc = {"benchmark": "halo"}
+    swept = runs.Case("local", "local", "default", "openmpi", "HaloCheck", {"nodes": 1},
+                      {"max_sendrecv_4096": 1.0, "max_sendrecv_40960": 2.0}, documents=[doc])
+    failed = runs.Case("local", "local", "default", "openmpi", "HaloCheck", {"nodes": 2}, {}, result="fail")
+    cases = sweeps.unswept([swept, failed])
+    assert [(c.params, c.perf, c.documents) for c in cases] == [
+        ({"nodes": 1, "pattern": "sendrecv", "msg_size": 4096}, {"max": 1.0}, [doc]),
+        ({"nodes": 1, "pattern": "sendrecv", "msg_size": 40960}, {"max": 2.0}, []),
+        ({"nodes": 2}, {}, [])]
+    assert cases[2].result == "fail"
+
+
 def test_scales_are_powers_of_two_and_the_partition_s_own_size():
     from jitterbench.rfm import per_node_scale, scale
     assert scale(1) == [1] and scale(3) == [1, 2, 3] and scale(128) == [1, 2, 4, 8, 16, 32, 64, 128]
