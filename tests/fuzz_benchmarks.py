@@ -231,27 +231,35 @@ def read_options(benchmark: str, src: Path = SRC) -> dict:
 
 
 def read_names(benchmark: str, src: Path = SRC) -> dict:
-    """{option: its valid names} for the options parsed with jb_parse_name_list."""
+    """{option: its valid names} for the options whose case in the option switch looks a
+    value up in a *_names table (jb_parse_name_list, jb_lookup)."""
     text = "\n".join(p.read_text() for p in src.glob("*/*.c"))
     arrays = {m.group(1): re.findall(r'"([^"]+)"', m.group(2))
               for m in re.finditer(r"\b(\w+_names)\[\]\s*=\s*\{([^}]*)\}", text)}
-    main = (src / benchmark / "main.c").read_text()
-    return {opt: arrays[arr] for opt, arr in re.findall(r'"--([\w-]+)",\s*jb_parse_name_list\(\s*\w+,\s*(\w+)', main)
-            if arr in arrays}
+    code = "\n".join((src / f).read_text() for f in (f"{benchmark}/main.c", "core/core.c", "core/jb_core.h"))
+    entries = re.findall(r'\{\s*"([\w-]+)"\s*,\s*required_argument\s*,\s*NULL\s*,\s*(\'.\'|\w+)\s*\}', code)
+    names = {}
+    for option, label in entries:
+        case = re.search(rf"case {re.escape(label)}:(.*?)(?:\bcase\b|\bdefault:)", code, re.S)
+        table = case and re.search(r"\b(\w+_names)\b", case.group(1))
+        if table and table.group(1) in arrays:
+            names[option] = arrays[table.group(1)]
+    return names
 
 
 def read_bounds(benchmark: str, src: Path = SRC) -> dict:
-    """{option: (lo, hi)} for jb_parse_long(_list) calls whose bounds are plain numbers."""
+    """{option: (lo, hi)} for jb_parse_long(_list) and jb_parse_double calls whose bounds
+    are plain numbers (None where they are not)."""
     def number(expr):
-        expr = expr.strip().rstrip("Ll")
+        expr = expr.strip()
         m = re.fullmatch(r"(\d+|0x[0-9a-fA-F]+)L?(?:\s*<<\s*(\d+))?", expr)
-        return int(m.group(1), 0) << int(m.group(2) or 0) if m else None
+        if m:
+            return int(m.group(1), 0) << int(m.group(2) or 0)
+        return float(expr) if re.fullmatch(r"\d+(\.\d*)?(e\d+)?", expr) else None
 
     text = (src / benchmark / "main.c").read_text() + (src / "core" / "core.c").read_text()
-    bounds = {}
-    for opt, lo, hi in re.findall(r'"--([\w-]+)",\s*jb_parse_long(?:_list)?\(\s*\w+,\s*([^,]+),\s*([^,]+),', text):
-        bounds[opt] = (number(lo), number(hi))
-    return bounds
+    call = r'"--([\w-]+)",\s*jb_parse_(?:long|long_list|double)\(\s*\w+,\s*([^,]+),\s*([^,]+),'
+    return {opt: (number(lo), number(hi)) for opt, lo, hi in re.findall(call, text)}
 
 
 # ---- values --------------------------------------------------------------------------------
@@ -270,10 +278,12 @@ UNKNOWN = ["-ZZ", "-Z", "-x", "--bogus", "--bogus=1", "---calls", "--calls-", "-
 STRAY = ["stray", "", " ", "5", "-", "--", "é"]
 # sizes a budget may admit on a big node: such runs may be long, memory-capped or stopped by --timeout
 MAY_RUN_LONG = {"1G", "256M", "4G", str(2 ** 31), str(2 ** 31 - 1), str(2 ** 32), "1:1G", "1e3"}
+TIMES = {"duration", "delay", "window"}  # any valid value but a small one is a long run
 
-OUTPUTS = {"json", "samples"}  # written by the benchmark: only under the case's own folder or refused paths
+OUTPUTS = {"json", "samples", "trace"}  # written by the benchmark: only under the case's folder or refused paths
 INPUTS = {"topology"}
-BASE = {"pingpong": ["--messages", "1,2"], "eager": ["--delay", "100", "--repeats", "1", "--max-size", "1K"]}
+BASE = {"pingpong": ["--messages", "1,2"], "eager": ["--delay", "100", "--repeats", "1", "--max-size", "1K"],
+        "noise": ["--duration", "0.01"]}
 VALID = {
     "calls": ["1", "2", "3"], "warmup": ["0", "1"], "seed": ["0", "7"], "tasks-per-node": ["1"],
     "timeout": ["60"], "size": ["8", "1K", "8:64", "848,1016"], "ns-size": ["848"], "ew-size": ["1016"],
@@ -281,6 +291,7 @@ VALID = {
     "messages": ["1", "2,4"], "total": ["64", "1K"], "ndims": ["1", "2"], "dims": ["1", "2", "1x2"],
     "work": ["0", "1K"], "max-samples": ["1", "100"], "delay": ["100", "200"], "repeats": ["1", "2"],
     "max-size": ["8", "1K"], "hops": ["1"], "k": ["1"], "dim": ["0"], "wrap": ["yes", "no"],
+    "duration": ["0.01", "0.05"], "threshold": ["1", "20"], "max-detours": ["10", "1000"], "window": ["100", "1000"],
 }
 
 
@@ -439,7 +450,7 @@ class Fuzzer:
                 args.append(spelled if rnd.random() < 0.85 else f"{spelled}={rnd.choice(['', '1', 'x'])}")
                 continue
             text, hostile = self.value(rnd, benchmark, option)
-            long_run |= hostile and text in MAY_RUN_LONG
+            long_run |= hostile and (text in MAY_RUN_LONG or option in TIMES)
             if rnd.random() < 0.15:
                 args.append(f"{spelled}={text}")
             else:

@@ -49,6 +49,8 @@ CASES = [
     # a long option given a value it does not take is named as written (the fuzz's finding)
     ("halo", 2, ["--series="], "'--series"),
     ("halo", 2, ["--help=x"], "'--help"),
+    # a short option that is not ASCII: named, not the argument before it
+    ("halo", 2, ["--calls", "2", "-é"], "unknown option '-é'"),
 ]
 
 
