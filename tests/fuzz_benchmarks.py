@@ -104,12 +104,19 @@ def build_sanitized(mpi=mpis.OPENMPI) -> Path:
     return out
 
 
+# Open MPI, started quickly: pml ob1, as the default first probes the cm/ofi transports
+# (0.25 s per start); singleton_isolated: no orted per singleton; sigkill_timeout 0: a
+# failed 2-rank run ends at once (its ranks have met in MPI_Finalize already), not 1 s later
+QUICK_START = {"openmpi": {"OMPI_MCA_pml": "ob1", "OMPI_MCA_ess_singleton_isolated": "1",
+                           "OMPI_MCA_odls_base_sigkill_timeout": "0"}}
+
+
 def sanitized_mpi(mpi=mpis.OPENMPI):
     """mpi, launching the binaries of build/asan-<mpi> with the sanitizer settings, for
     conftest's run_benchmark and assert_rejected.  $JB_TIMEOUT: a run that hangs ends
     itself with one line, well before those helpers' own limit."""
     return dataclasses.replace(mpi, name=sanitized_build_dir(mpi).name,
-                               env={**mpi.env, **SANITIZER_ENV, "JB_TIMEOUT": "30"})
+                               env={**mpi.env, **QUICK_START.get(mpi.name, {}), **SANITIZER_ENV, "JB_TIMEOUT": "30"})
 
 
 def require_sanitized_build(mpi=mpis.OPENMPI) -> Path:
@@ -186,11 +193,7 @@ def launch(mpi, np: int, binary: Path, args: list, sanitized: bool, rss_cap: boo
     cmd, env = mpi.launch(np, [binary, *args])
     if np == 1:
         cmd = [str(binary), *map(str, args)]
-    if mpi.name == "openmpi":
-        # pml ob1: the default first probes the cm/ofi transports, 0.25 s per start;
-        # singleton_isolated: no orted per singleton; sigkill_timeout 0: a failed
-        # 2-rank run ends at once (its ranks have met in MPI_Finalize already), not 1 s later
-        env.update(OMPI_MCA_pml="ob1", OMPI_MCA_ess_singleton_isolated="1", OMPI_MCA_odls_base_sigkill_timeout="0")
+    env.update(QUICK_START.get(mpi.name, {}))
     env.update(SANITIZER_ENV)
     if not rss_cap:
         env["ASAN_OPTIONS"] = re.sub(r":hard_rss_limit_mb=\d+", "", env["ASAN_OPTIONS"])

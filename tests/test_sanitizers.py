@@ -22,6 +22,7 @@ NORMAL = {
     "alltoall": ["--calls", "3", "--size", "1K", "--series", "--samples", "{tmp}/samples.txt"],
     "eager": ["--delay", "1000", "--repeats", "1", "--max-size", "4K"],
     "contention": ["--dims", "{np}", "--calls", "3", "--size", "8:1K", "--validate"],
+    "noise": ["--duration", "0.1", "--calls", "2", "--trace", "{tmp}/trace.txt"],
 }
 # on one rank these refuse, as they should: the refusal is what runs under the sanitizers
 ONE_RANK_REFUSAL = {"pingpong": "needs an even number of tasks", "eager": "needs at least 2 tasks",
