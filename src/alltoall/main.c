@@ -75,7 +75,7 @@ int main(int argc, char **argv)
     long max_samples = 10000;
     char err[JB_ERRLEN];
     jb_init(&ctx, &argc, &argv, "alltoall", usage, 200, 10);
-    while ((c = getopt_long(argc, argv, ":h", longopts, NULL)) != -1) {
+    while ((c = jb_getopt(&ctx, longopts)) != -1) {
         switch (c) {
         case 'M': jb_option(&ctx, "--method", jb_parse_name_list(optarg, method_names, NULL, methods, err), err); break;
         case 's': jb_option(&ctx, "--size", jb_parse_size_list(optarg, &sizes, &nsizes, err), err); break;
@@ -94,8 +94,9 @@ int main(int argc, char **argv)
         jb_option(&ctx, "--size", jb_parse_size_list("1K", &sizes, &nsizes, err), err);
     size_t max_size = 0, per_call;
     for (int i = 0; i < nsizes; i++) {
-        if (jb_mul(sizes[i], (size_t)ctx.size, &per_call) || per_call > (size_t)1 << 31)
-            jb_fail(&ctx, "--size: %zu bytes to each of %d tasks is over 2G per task", sizes[i], ctx.size);
+        /* MPI counts are int: a whole send buffer, as MPI_Alltoall's displacements see it, stays below 2^31 */
+        if (jb_mul(sizes[i], (size_t)ctx.size, &per_call) || per_call > 0x7fffffff)
+            jb_fail(&ctx, "--size: %zu bytes to each of %d tasks is 2G or more per task", sizes[i], ctx.size);
         max_size = sizes[i] > max_size ? sizes[i] : max_size;
     }
     if (samples_path && !methods[METHOD_PAIRWISE])

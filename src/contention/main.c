@@ -67,7 +67,7 @@ static void parse(jb_ctx *ctx, int argc, char **argv, ct_options *o)
     int c, given = 0;
     char err[JB_ERRLEN];
     memset(o, 0, sizeof *o);
-    while ((c = getopt_long(argc, argv, ":h", longopts, NULL)) != -1) {
+    while ((c = jb_getopt(ctx, longopts)) != -1) {
         switch (c) {
         case 'p':
             jb_option(ctx, "--pattern", jb_parse_name_list(optarg, pattern_names, NULL, o->patterns, err), err);

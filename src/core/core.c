@@ -91,22 +91,38 @@ void jb_option(jb_ctx *ctx, const char *optname, int rc, const char *err)
         jb_fail(ctx, "%s: %s", optname, err);
 }
 
-/* The option getopt_long just refused.  An unknown short one is optopt (optind
- * may still point at "-ZZ"); an unknown long one, or one whose value is missing
- * (always the last argument), is argv[optind - 1], without any "=value". */
-static const char *refused_option(jb_ctx *ctx, int unknown, char *buf, size_t len)
+/* The argument getopt_long stopped at, as the user wrote it.  Past a long
+ * option, optind has moved beyond it; in a word of short options ("-ZZ") it
+ * moves only after the word's last letter, so the word is argv[optind] until then. */
+static const char *refused_word(const jb_ctx *ctx)
 {
-    if (unknown && optopt > 0 && optopt < 0x100)
-        snprintf(buf, len, "-%c", optopt);
-    else
-        snprintf(buf, len, "%.*s", (int)strcspn(ctx->argv[optind - 1], "="), ctx->argv[optind - 1]);
-    return buf;
+    const char *prev = optind > 0 && optind <= ctx->argc ? ctx->argv[optind - 1] : "";
+    if (strncmp(prev, "--", 2) == 0 || (prev[0] == '-' && optopt && strchr(prev + 1, (char)optopt)))
+        return prev;
+    return optind < ctx->argc ? ctx->argv[optind] : prev;
+}
+
+int jb_getopt(jb_ctx *ctx, const struct option *longopts)
+{
+    int c = getopt_long(ctx->argc, ctx->argv, ":h", longopts, NULL);
+    if (c != '?' && c != ':')
+        return c;
+    const char *word = refused_word(ctx);
+    int name_len = (int)strcspn(word, "=");
+    if (c == ':')
+        jb_fail(ctx, "option '%.*s' needs a value (see --help)", name_len, word);
+    for (const struct option *o = longopts; word[name_len] && strncmp(word, "--", 2) == 0 && o->name; o++)
+        if (o->has_arg == no_argument && (int)strlen(o->name) == name_len - 2 &&
+            strncmp(o->name, word + 2, (size_t)name_len - 2) == 0)
+            jb_fail(ctx, "option '%.*s' takes no value (see --help)", name_len, word);
+    jb_fail(ctx, "unknown option '%.*s' (see --help)", strncmp(word, "--", 2) == 0 ? name_len : (int)strlen(word),
+            word);
 }
 
 int jb_common_option(jb_ctx *ctx, int c, const char *arg)
 {
     jb_common *o = &ctx->opt;
-    char err[JB_ERRLEN], name[128];
+    char err[JB_ERRLEN];
     long v;
     switch (c) {
     case JB_OPT_JSON: o->json_path = arg; return 1;
@@ -132,10 +148,6 @@ int jb_common_option(jb_ctx *ctx, int c, const char *arg)
             printf("jb-%s %s\n", ctx->name, JB_VERSION);
         MPI_Finalize();
         exit(0);
-    case ':':
-        jb_fail(ctx, "option '%s' needs a value (see --help)", refused_option(ctx, 0, name, sizeof name));
-    case '?':
-        jb_fail(ctx, "unknown option '%s' (see --help)", refused_option(ctx, 1, name, sizeof name));
     default:
         return 0;
     }

@@ -125,8 +125,11 @@ typedef struct {
 /* MPI_Init and defaults; calls and warmup are the benchmark's defaults. */
 void jb_init(jb_ctx *ctx, int *argc, char ***argv, const char *name, const char *usage,
              long calls, long warmup);
-/* Handles a common option; returns 0 if c is not one.  Unknown options and
- * missing arguments end the run with one clear line. */
+/* getopt_long over the command line: the next option's code, or -1 at the end.
+ * An unknown option, a missing value or a value given to an option that takes
+ * none ends the run with one line naming the argument as written. */
+int jb_getopt(jb_ctx *ctx, const struct option *longopts);
+/* Handles a common option; returns 0 if c is not one. */
 int jb_common_option(jb_ctx *ctx, int c, const char *arg);
 /* Ends option parsing: rejects positional arguments, detects nodes,
  * calibrates the timer. */

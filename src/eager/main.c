@@ -85,7 +85,7 @@ int main(int argc, char **argv)
     int c;
     char err[JB_ERRLEN];
     jb_init(&ctx, &argc, &argv, "eager", usage, 1, 0);
-    while ((c = getopt_long(argc, argv, ":h", longopts, NULL)) != -1) {
+    while ((c = jb_getopt(&ctx, longopts)) != -1) {
         switch (c) {
         case 'd': jb_option(&ctx, "--delay", jb_parse_long(optarg, 100, 10000000, &delay_us, err), err); break;
         case 'r': jb_option(&ctx, "--repeats", jb_parse_long(optarg, 1, 63, &repeats, err), err); break;

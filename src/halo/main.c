@@ -76,7 +76,7 @@ static void parse_options(jb_ctx *ctx, int argc, char **argv, halo_options *o)
     L->periodic = 1;
     for (int p = 0; p < NPATTERNS; p++)
         o->patterns[p] = 1;
-    while ((c = getopt_long(argc, argv, ":h", longopts, NULL)) != -1) {
+    while ((c = jb_getopt(ctx, longopts)) != -1) {
         switch (c) {
         case 'p':
             jb_option(ctx, "--pattern", jb_parse_name_list(optarg, halo_pattern_names, halo_pattern_letters, o->patterns, err), err);

@@ -139,7 +139,7 @@ int main(int argc, char **argv)
     char err[JB_ERRLEN];
     int c;
     jb_init(&ctx, &argc, &argv, "noise", usage, 1, 0);
-    while ((c = getopt_long(argc, argv, ":h", longopts, NULL)) != -1) {
+    while ((c = jb_getopt(&ctx, longopts)) != -1) {
         switch (c) {
         case 'd': jb_option(&ctx, "--duration", jb_parse_double(optarg, 0.01, 86400, &duration_s, err), err); break;
         case 't': jb_option(&ctx, "--threshold", jb_parse_double(optarg, 0.01, 1e6, &threshold_us, err), err); break;

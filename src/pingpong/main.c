@@ -70,7 +70,7 @@ static void parse(jb_ctx *ctx, int argc, char **argv, pp_options *o)
     memset(o, 0, sizeof *o);
     for (int m = 0; m < NMODES; m++)
         o->modes[m] = 1;
-    while ((c = getopt_long(argc, argv, ":h", longopts, NULL)) != -1) {
+    while ((c = jb_getopt(ctx, longopts)) != -1) {
         switch (c) {
         case 'M':
             jb_option(ctx, "--mode", jb_parse_name_list(optarg, send_mode_names, NULL, o->modes, err), err);
@@ -107,8 +107,9 @@ static void parse(jb_ctx *ctx, int argc, char **argv, pp_options *o)
             jb_fail(ctx, "--total: totals above 1G are not supported");
 
     jb_memory m = {0};
-    jb_memory_add(&m, "--messages x --size (a send and a receive buffer per message)", 2 * (size_t)most_messages(o),
-                  largest_message(o) + 1);
+    jb_memory_add(&m, o->totals ? "--messages x --total (a send and a receive buffer per message)"
+                                : "--messages x --size (a send and a receive buffer per message)",
+                  2 * (size_t)most_messages(o), largest_message(o) + 1);
     jb_calls_memory(&m, ctx->opt.calls);
     jb_memory_check(ctx, &m);
 }

@@ -57,7 +57,7 @@ static void parse(jb_ctx *ctx, int argc, char **argv, torus_options *o)
     int c, given_dims = 0;
     char err[JB_ERRLEN];
     memset(o, 0, sizeof *o);
-    while ((c = getopt_long(argc, argv, ":h", longopts, NULL)) != -1) {
+    while ((c = jb_getopt(ctx, longopts)) != -1) {
         switch (c) {
         case 'D': jb_option(ctx, "--ndims", jb_parse_long(optarg, 1, TORUS_MAXDIMS, &nd, err), err); break;
         case 'd':
