@@ -67,12 +67,19 @@ void jb_calls_reduce(jb_calls *s, MPI_Comm comm)
     int n = (int)s->calls;
     double *low = s->low, *high = s->high;
     long recorded = 0, all_recorded = 0;
+    double sum = 0;
     for (int c = 0; c < n; c++) {
         int absent = isnan(s->mine[c]);
         low[c] = absent ? 0 : s->mine[c];
         high[c] = absent ? HUGE_VAL : s->mine[c];
         recorded += !absent;
+        sum += low[c];
     }
+    /* IMB's view: each task's mean over its calls, then the extremes over tasks */
+    double mean[2] = {recorded ? sum / recorded : -HUGE_VAL, recorded ? -sum / recorded : -HUGE_VAL}, extremes[2];
+    MPI_Reduce(mean, extremes, 2, MPI_DOUBLE, MPI_MAX, 0, comm);
+    s->task_mean_max = extremes[0];
+    s->task_mean_min = -extremes[1];
     MPI_Reduce(low, s->max, n, MPI_DOUBLE, MPI_MAX, 0, comm);
     MPI_Reduce(low, s->sum, n, MPI_DOUBLE, MPI_SUM, 0, comm);
     MPI_Reduce(high, s->min, n, MPI_DOUBLE, MPI_MIN, 0, comm);
@@ -105,6 +112,8 @@ void jb_calls_report(jb_ctx *ctx, const jb_calls *s, int series)
     jb_result_num(ctx, "avg_us", mean_avg, 1);
     jb_result_num(ctx, "min_us", mean_min, 1);
     jb_result_num(ctx, "jitter", mean_max / mean_avg, 1);
+    jb_result_num(ctx, "t_max_us", s->task_mean_max, 0);
+    jb_result_num(ctx, "t_min_us", s->task_mean_min, 0);
     jb_result_num(ctx, "p50_us", per_call_max.p50, 1);
     jb_result_num(ctx, "p90_us", per_call_max.p90, 0);
     jb_result_num(ctx, "p99_us", per_call_max.p99, 1);
@@ -146,6 +155,8 @@ void jb_calls_describe(jb_json *j)
     jb_json_str(j, "avg_us", "mean over calls of the mean over tasks");
     jb_json_str(j, "min_us", "mean over calls of the minimum over tasks");
     jb_json_str(j, "jitter", "max_us / avg_us");
+    jb_json_str(j, "t_max_us t_min_us", "maximum and minimum over tasks of each task's mean over calls "
+                                        "(IMB's t_max and t_min; max_us >= t_max_us always)");
     jb_json_str(j, "p50_us p90_us p99_us p999_us worst_us",
                 "percentiles and maximum over calls of the per-call maximum over tasks (linear interpolation)");
     jb_json_str(j, "all_p50_us all_p99_us",

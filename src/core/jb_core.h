@@ -213,6 +213,7 @@ typedef struct {
     double first_window;      /* --sync window: when call -warmup's window opens */
     long late_starts, all_late_starts; /* calls whose window had opened already */
     double error_bound;       /* of the clocks, when this result began */
+    double task_mean_max, task_mean_min; /* over tasks of each task's mean over calls (IMB's t_max, t_min) */
     jb_hist all;             /* merged, rank 0 after reduce */
     int tasks;               /* tasks that recorded each call */
 } jb_calls;
