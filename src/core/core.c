@@ -91,23 +91,18 @@ void jb_option(jb_ctx *ctx, const char *optname, int rc, const char *err)
         jb_fail(ctx, "%s: %s", optname, err);
 }
 
-/* The argument getopt_long stopped at, as the user wrote it.  Past a long
- * option, optind has moved beyond it; in a word of short options ("-ZZ") it
- * moves only after the word's last letter, so the word is argv[optind] until then. */
-static const char *refused_word(const jb_ctx *ctx)
-{
-    const char *prev = optind > 0 && optind <= ctx->argc ? ctx->argv[optind - 1] : "";
-    if (strncmp(prev, "--", 2) == 0 || (prev[0] == '-' && optopt && strchr(prev + 1, (char)optopt)))
-        return prev;
-    return optind < ctx->argc ? ctx->argv[optind] : prev;
-}
-
 int jb_getopt(jb_ctx *ctx, const struct option *longopts)
 {
+    /* the word getopt_long works on is argv[optind] as it enters, whether it starts
+     * a word or is inside one ("-ZZ": optind moves past a word after its last
+     * letter), once non-options, which it moves aside, are skipped */
+    int at = optind;
+    while (at + 1 < ctx->argc && ctx->argv[at][0] != '-')
+        at++;
     int c = getopt_long(ctx->argc, ctx->argv, ":h", longopts, NULL);
     if (c != '?' && c != ':')
         return c;
-    const char *word = refused_word(ctx);
+    const char *word = at < ctx->argc ? ctx->argv[at] : "";
     int name_len = (int)strcspn(word, "=");
     if (c == ':')
         jb_fail(ctx, "option '%.*s' needs a value (see --help)", name_len, word);
