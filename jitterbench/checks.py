@@ -117,12 +117,21 @@ class MpiCheck(rfm.RunOnlyRegressionTest):
         # on one node every distribution is block; launchers other than srun place ranks block-wise only
         return self.distribution == "block" or (self.nodes > 1 and partition.launcher_type.registered_name == "srun")
 
+    def takes(self, partition, environ):
+        """Whether this variant runs with environ on partition: every one here."""
+        return True
+
     @run_after("init")
     def only_where_it_fits(self):
-        """Partitions the job does not fit are no longer valid, so a listing, `jitterbench
-        plan` and a run hold the same cases."""
-        names = [p.fullname for p in rt.runtime().system.partitions if self.fits(p)]
-        self.valid_systems = [f"{name} {spec}" for name in names for spec in self.valid_systems]
+        """The partitions (of those the class's specs admit, by ReFrame's own matching)
+        that the job fits and the environments it takes there, by name: so a listing,
+        `jitterbench plan` and a run hold the same cases.  Where partitions take different
+        environments, a setup hook still skips the combinations they do not."""
+        admitted = rt.valid_sysenv_comb(self.valid_systems, self.valid_prog_environs)
+        fitting = {p: [e.name for e in environs if self.takes(p, e)]
+                   for p, environs in admitted.items() if self.fits(p)}
+        self.valid_systems = [p.fullname for p, environs in fitting.items() if environs]
+        self.valid_prog_environs = sorted({name for environs in fitting.values() for name in environs})
 
     @run_after("init")
     def tag_the_quick_variant(self):
@@ -205,21 +214,30 @@ class JitterbenchCheck(MpiCheck):
         if self.calls:
             self.executable_opts += ["--calls", str(self.calls)]
 
-    def transports(self):
-        """The transports this job's messages use: shared memory always, each of the
-        partition's others (tcp, a switch, a torus) when the job spans nodes."""
-        extras = self.current_partition.extras
-        return [t for t in extras.get("transports", ["shm"]) if t == "shm" or self.nodes > 1]
+    def transports(self, partition):
+        """The transports this job's messages use on partition: shared memory always, each
+        of the partition's others (tcp, a switch, a torus) when the job spans nodes."""
+        return [t for t in partition.extras.get("transports", ["shm"]) if t == "shm" or self.nodes > 1]
+
+    def lacks_eager_variables(self, partition, environ):
+        """The transports of this job on partition that environ declares no eager-limit
+        variable for (none with the MPI's default limit)."""
+        names = environ.extras.get("eager_vars", {})
+        return [] if self.eager_limit == "default" else [t for t in self.transports(partition) if t not in names]
+
+    def takes(self, partition, environ):
+        # an eager limit the MPI has no variable for is no case (MPICH on shared memory)
+        return super().takes(partition, environ) and not self.lacks_eager_variables(partition, environ)
 
     @run_after("setup")
     def set_eager_limit(self):
         if self.eager_limit == "default":
             return
-        names = self.current_environ.extras.get("eager_vars", {})
-        missing = [t for t in self.transports() if t not in names]
+        missing = self.lacks_eager_variables(self.current_partition, self.current_environ)
         self.skip_if(bool(missing), f"{self.current_environ.name} declares no eager-limit variable for "
                                     f"{', '.join(missing)}")
-        variables = sorted({names[t] for t in self.transports()})
+        names = self.current_environ.extras["eager_vars"]
+        variables = sorted({names[t] for t in self.transports(self.current_partition)})
         for name in variables:
             self.env_vars[name] = self.eager_limit
         self.eager_var = ",".join(variables)
