@@ -45,6 +45,8 @@ acceptance() {
         spack -e . install  # installs nothing the build stage did not; writes the views here
         export JB_SPACK_VIEWS=$PWD/.spack-env/views
     fi
+    # what the sweep will run and cost, stated before it starts (nothing runs)
+    python -m jitterbench.plan --system "$JB_SYSTEM" --mode "$JB_MODE"
     local opts=(--system "$JB_SYSTEM${JB_PARTITION:+:$JB_PARTITION}" --mode "$JB_MODE")
     [ -z "${JB_ACCOUNT:-}" ] || opts+=(-J "account=$JB_ACCOUNT")
     for module in ${JB_MODULES:-}; do opts+=(-m "$module"); done

@@ -111,6 +111,9 @@ def test_the_build_and_acceptance_jobs_for_local_pass(merge_request_pipeline):
     proc, _ = merge_request_pipeline
     assert proc.returncode == 0, proc.stdout[-4000:] + proc.stderr[-2000:]
     assert job_results(proc.stdout) == {"build:local": "PASS", "acceptance:local": "PASS", "report": "PASS"}
+    # the acceptance job states its plan before it runs: its cases and their estimated machine time
+    assert "jitterbench plan: system local, mode quick" in proc.stdout
+    assert re.search(r"^.*total +\d+ +1 ", proc.stdout, re.M), proc.stdout[-4000:]
 
 
 def test_the_build_stage_installs_every_benchmark_for_every_mpi(merge_request_pipeline):
