@@ -6,34 +6,30 @@ import getpass
 import json
 import os
 import sys
+from collections import defaultdict
 
-from . import __version__, files, references, results, runs, simulate
+from . import __version__, benchmarks, files, model, references, results, runs, simulate
+from .tables import format_table as _format_table
 
 
 def summarize(paths) -> str:
-    """One table of MAX, AVG and their ratio over several halo runs."""
-    header = ("mpi", "placement", "off-node", "pattern", "size", "MAX us", "AVG us", "MAX/AVG", "p99(MAX)")
-    rows = []
+    """A table per benchmark of the documents given, in the descriptors' order: a row per
+    result, its MPI and the columns its descriptor names (halo: MAX, AVG, MAX/AVG, p99)."""
+    rows = defaultdict(list)
     for path in paths:
         doc = results.load(path)
+        described = benchmarks.by_benchmark(doc["benchmark"])
+        if described is None:
+            raise results.ResultsError(f"{path}: field benchmark names no benchmark jitterbench knows: "
+                                       f"{doc['benchmark']!r:.40}")
         mpi = results.mpi_name(doc)
         for i, r in enumerate(doc["results"]):
-            missing = next((k for k in ("max_us", "avg_us", "p99_us") if r.get(k) is None), None)
-            if missing:
-                raise results.ResultsError(f"{path}: field results[{i}].{missing} is missing")
-            size = r.get("ns_size"), r.get("ew_size")
-            rows.append((
-                mpi,
-                r.get("placement", "-"),
-                str(r.get("off_node_per_node", "-")),
-                r.get("pattern", "-"),
-                str(size[0]) if size[0] == size[1] else f"{size[0]}/{size[1]}",
-                f"{r['max_us']:.1f}",
-                f"{r['avg_us']:.1f}",
-                f"{r['max_us'] / r['avg_us']:.2f}" if r["avg_us"] else "-",
-                f"{r['p99_us']:.1f}",
-            ))
-    return _format_table(header, rows)
+            try:
+                rows[described].append((mpi, *(column.cell(r) for column in described.summary)))
+            except KeyError as e:
+                raise results.ResultsError(f"{path}: field results[{i}].{e.args[0]} is missing") from None
+    tables = [(d, _format_table(("mpi", *(c.header for c in d.summary)), rows[d])) for d in benchmarks.ALL if d in rows]
+    return tables[0][1] if len(tables) == 1 else "\n\n".join(f"# jb-{d.benchmark}\n{table}" for d, table in tables)
 
 
 def format_ref(pv):
@@ -49,13 +45,8 @@ def table(report_paths) -> str:
     header = ("check", "environ", "parameters", "MAX us", "AVG us", "other", "MAX reference", "result")
     rows = []
     for path in report_paths:
-        cases = [c for run in references.read_report(path)["runs"] for c in run.get("testcases", [])]
-        for case in cases:
-            if case.get("fixture"):
-                continue
+        for case in references.report_cases(path)[1]:
             perf = {k.split(":")[-1]: v for k, v in (case.get("perfvalues") or {}).items()}
-            if case["result"] == "skip" and not perf:
-                continue
             params = " ".join(f"{k}={v}" for k, v in references.parameters(case).items())
             maxv, avgv = perf.pop("max", None), perf.pop("avg", None)
             other = " ".join(f"{k}={v[0]:.4g}" for k, v in perf.items() if v[0] is not None)
@@ -174,8 +165,7 @@ def simulate_halo(args) -> dict:
     # and the run's MAX is the slowest task's mean per call.  Per-task times come from the
     # merged histogram (bin middles), which also counts a task's waits for a delayed
     # neighbour: from a run of more than one task this limit is an overestimate.
-    per_task = np.repeat([np.sqrt(lo * hi) if lo > 0 and hi is not None else (hi or lo) for lo, hi, _ in bins],
-                         [n for _, _, n in bins])
+    per_task = model.per_task_times(bins)
     uncoupled = simulate.halo_prediction(per_task, tasks, rng, r["calls"], barrier_coupled=False, n_boot=5)
     out = {"source": str(args.halo_json), "pattern": r.get("pattern"), "measured_tasks": measured_tasks,
            "measured_max_us": r["max_us"], "measured_avg_us": r["avg_us"], "predictions": []}
@@ -194,13 +184,6 @@ def simulate_halo(args) -> dict:
           "+- two bootstrap standard errors)")
     print(_format_table(("tasks", "MAX us", "AVG us", "MAX/AVG", "MAX uncoupled", "measured MAX"), rows))
     return out
-
-
-def _format_table(header, rows) -> str:
-    widths = [max([len(h)] + [len(r[i]) for r in rows]) for i, h in enumerate(header)]
-    lines = ["  ".join(h.ljust(w) for h, w in zip(header, widths))]
-    lines += ["  ".join(c.ljust(w) for c, w in zip(r, widths)) for r in rows]
-    return "\n".join(lines)
 
 
 def _at_least(minimum):

@@ -43,20 +43,14 @@ import statistics
 
 import yaml
 
+from . import benchmarks
 from .files import is_number, loads_yaml, read_json, read_text
 
 PROVENANCE_KEYS = ("system", "source", "date", "method")
 
-# The measured counterparts a `stated` entry may name: the report code computes each.
-METRICS = (
-    "alltoall_throughput",       # at: tasks, msg_size; MB/s as paper 003's Table 1 defines it
-    "exchange_mean_us",          # at: msg_size; one pairwise MPI_Sendrecv exchange of an all-to-all
-    "exchange_sd_us",            # at: msg_size; its standard deviation
-    "pingpong_peak_speed",       # MB/s, the saturation speed of multi-ping-pong
-    "small_message_latency_us",  # one-way latency of a small message
-    "contention_max_slowdown",   # the largest slow-down under contention
-    "halo_off_node_per_node",    # at: placement, tasks_per_node; off-node send/recvs per node per halo call
-)
+# The measured counterparts a `stated` entry may name: each benchmark's descriptor
+# (jitterbench/benchmarks/) computes its own and says where they are taken (`at`).
+METRICS = tuple(sorted(benchmarks.METRICS))
 STATED_KEYS = ("id", "quantity", "value", "unit", "where", "metric", "at", "note", "read_off_figure")
 
 
@@ -242,14 +236,20 @@ def _case_problem(case):
     return None
 
 
-def testcases(report_paths):
-    """(path, report, test case) for every case with performance values in ReFrame run reports."""
+def report_cases(path):
+    """(session_info, test cases) of a ReFrame run report: the cases that ran, without the
+    fixtures (the build) and the cases skipped before they measured anything.  Every
+    command reads run reports through it: table, reference, report and compare."""
+    report = read_report(path)
+    return report["session_info"], [c for run in report["runs"] for c in run.get("testcases", [])
+                                    if not c.get("fixture") and (c["result"] != "skip" or c.get("perfvalues"))]
+
+
+def _measured(report_paths):
+    """(path, session_info, test case) of every case with performance values."""
     for path in report_paths:
-        report = read_report(path)
-        for run in report["runs"]:
-            for case in run.get("testcases", []):
-                if case.get("perfvalues"):
-                    yield path, report, case
+        info, cases = report_cases(path)
+        yield from ((path, info, case) for case in cases if case.get("perfvalues"))
 
 
 def parameters(case):
@@ -280,10 +280,9 @@ def build(report_paths, system, measured_by, min_slack=0.5, spread_factor=2.0):
     The better side (BETTER, by unit) is left unbounded (null).
     """
     samples, units, index, versions, dates, commands = {}, {}, {}, set(), set(), set()
-    for path, report, case in testcases(report_paths):
+    for path, info, case in _measured(report_paths):
         if case.get("system") != system:
             continue
-        info = report["session_info"]
         try:
             dates.add(datetime.fromtimestamp(info["time_start_unix"], timezone.utc).date().isoformat())
         except (KeyError, TypeError, ValueError, OverflowError, OSError):

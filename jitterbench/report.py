@@ -11,14 +11,13 @@ from __future__ import annotations
 import base64
 import io
 import os
-import statistics
 from collections import defaultdict
 from datetime import datetime, timezone
 from pathlib import Path
 
 import jinja2
 
-from . import __version__, compare, figures, files
+from . import __version__, benchmarks, compare, figures, files
 from .runs import Collection
 
 ENV = jinja2.Environment(loader=jinja2.PackageLoader("jitterbench", "templates"),
@@ -85,40 +84,12 @@ def comparisons(col: Collection, baseline: str):
     return out
 
 
-def _median(values):
-    return statistics.median(values) if values else None
-
-
 def counterpart(col: Collection, label: str, metric: str, at: dict):
     """The measured value of a label that a paper's stated value is set beside (its
-    reference file names the metric), or None where the runs hold none."""
-    cases = [c for c in col.cases if c.label == label and c.kind == "measured"]
-    of = lambda check: [c for c in cases if c.check == check]  # noqa: E731
-    docs = [d for c in cases for d in c.documents]
-    if metric == "alltoall_throughput":
-        return _median([c.value("throughput") for c in of("AlltoallCheck") if c.params.get("method") == "pairwise"
-                        and c.params.get("msg_size") == at.get("msg_size")
-                        and c.params.get("nodes", 1) * c.params.get("tasks_per_node", 1) == at.get("tasks")])
-    if metric in ("exchange_mean_us", "exchange_sd_us"):
-        samples = [s for d in docs if d["benchmark"] == "alltoall" for r in d["results"]
-                   if r.get("size") == at.get("msg_size") for s in r.get("samples_us", [])]
-        if len(samples) < 2:
-            return None
-        return statistics.mean(samples) if metric == "exchange_mean_us" else statistics.stdev(samples)
-    if metric == "pingpong_peak_speed":
-        return max([c.value("speed") for c in of("PingPongCheck") if c.value("speed") is not None], default=None)
-    if metric == "small_message_latency_us":
-        pp = [c for c in of("PingPongCheck") if c.params.get("mode") == "send" and c.params.get("messages") == 1]
-        smallest = min((c.params.get("msg_size") for c in pp), default=None)
-        return _median([c.value("cycle") / 2 for c in pp if c.params.get("msg_size") == smallest])
-    if metric == "contention_max_slowdown":
-        return max([c.value("slowdown") for c in of("ContentionCheck") if c.value("slowdown") is not None],
-                   default=None)
-    if metric == "halo_off_node_per_node":
-        return _median([r["off_node_per_node"] for d in docs if d["benchmark"] == "halo" for r in d["results"]
-                        if r.get("placement") == at.get("placement")
-                        and r.get("tasks_per_node") == at.get("tasks_per_node")])
-    return None
+    reference file names the metric, a benchmark's descriptor measures it), or None where
+    the runs hold none."""
+    measure = benchmarks.counterpart(metric)
+    return measure([c for c in col.cases if c.label == label and c.kind == "measured"], at) if measure else None
 
 
 def beside_papers(col: Collection):

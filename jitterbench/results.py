@@ -15,20 +15,25 @@ RESULT_TEXT = ("placement", "pattern", "mode", "method", "work")
 # Whole numbers, never null (the benchmarks write null only for a measured value that is not finite).
 RESULT_COUNTS = ("size", "ns_size", "ew_size", "tasks", "nodes", "tasks_per_node", "off_node_per_node", "calls",
                  "cycles", "messages", "total", "pairs", "pairs_off_node", "k", "ndims", "work_bytes")
-# Numbers or null: these, and every field named for its unit (*_us, *_mb_s) but samples_us, a list.
+# Numbers or null: these, and every field named for its unit (*_us, *_mb_s) but the lists below.
 RESULT_NUMBERS = ("jitter", "slowdown", "hops")  # hops: a mean, for some patterns
+# Lists named for their unit: of numbers (jb-alltoall's exchange times), of [size, us] pairs (jb-eager's probes)
+RESULT_LISTS = {"samples_us": 1, "probes_size_us": 2}
 
 
 class ResultsError(ValueError):
     """A results file that cannot be used; the message names the file and the problem."""
 
 
-def _numbers_problem(values):
-    """(where in values, what) keeps values from being a list of numbers, or None."""
+def _numbers_problem(values, width=1):
+    """(where in values, what) keeps values from being a list of numbers (width 1) or of
+    lists of width numbers, or None."""
     if not isinstance(values, list):
-        return "", "is not a list of numbers"
-    bad = next((i for i, v in enumerate(values) if not is_number(v)), None)
-    return None if bad is None else (f"[{bad}]", f"is not a number: {values[bad]!r}")
+        return "", "is not a list of numbers" if width == 1 else f"is not a list of lists of {width} numbers"
+    ok = is_number if width == 1 else lambda v: isinstance(v, list) and len(v) == width and all(map(is_number, v))
+    bad = next((i for i, v in enumerate(values) if not ok(v)), None)
+    return None if bad is None else (f"[{bad}]", f"is not {'a number' if width == 1 else f'{width} numbers'}: "
+                                                 f"{values[bad]!r}")
 
 
 def _result_field_problem(key, value):
@@ -36,8 +41,8 @@ def _result_field_problem(key, value):
     field the Python side does not read)."""
     if key in RESULT_COUNTS:
         return _count_problem(value)
-    if key == "samples_us":
-        return _numbers_problem(value)
+    if key in RESULT_LISTS:
+        return _numbers_problem(value, RESULT_LISTS[key])
     if key == "series" and not (isinstance(value, dict) and "max_us" in value):
         return "", "is not an object of lists of numbers with max_us"
     if value is None:  # what the benchmarks write for a measured value that is not finite

@@ -16,7 +16,7 @@ from pathlib import Path
 
 from tqdm import tqdm
 
-from . import references, results
+from . import benchmarks, references, results
 from .files import parse_number, read_json, read_text
 
 
@@ -123,22 +123,18 @@ META = ("mpi_library", "eager_var", "node_list", "job_nodelist", "num_tasks", "j
 
 
 def read_report(path, label, skipped):
-    report = references.read_report(path)
-    info = report["session_info"]
+    info, testcases = references.report_cases(path)
     cases = []
-    for run in report["runs"]:
-        for c in run.get("testcases", []):
-            if c.get("fixture") or (c["result"] == "skip" and not c.get("perfvalues")):
-                continue
-            perf = {name.split(":")[-1]: Perf(v[0], v[4], v[1], v[2], v[3])
-                    for name, v in (c.get("perfvalues") or {}).items()}
-            outputdir = _moved(c.get("outputdir"), info.get("prefix_output"), Path(path).parent / "output")
-            cases.append(Case(
-                label=label or c["system"], system=c["system"], partition=c["partition"], environ=c["environ"],
-                check=c["display_name"].split()[0], params=references.parameters(c), perf=perf, result=c["result"],
-                run=info.get("uuid", str(path)), source=str(path),
-                meta={k: c.get(k) for k in META if c.get(k) not in (None, "")},
-                documents=_documents(outputdir, c.get("keep_files"), skipped)))
+    for c in testcases:
+        perf = {name.split(":")[-1]: Perf(v[0], v[4], v[1], v[2], v[3])
+                for name, v in (c.get("perfvalues") or {}).items()}
+        outputdir = _moved(c.get("outputdir"), info.get("prefix_output"), Path(path).parent / "output")
+        cases.append(Case(
+            label=label or c["system"], system=c["system"], partition=c["partition"], environ=c["environ"],
+            check=c["display_name"].split()[0], params=references.parameters(c), perf=perf, result=c["result"],
+            run=info.get("uuid", str(path)), source=str(path),
+            meta={k: c.get(k) for k in META if c.get(k) not in (None, "")},
+            documents=_documents(outputdir, c.get("keep_files"), skipped)))
     systems = sorted({c.system for c in cases})
     return cases, Run(label or ",".join(systems), "ReFrame run report", str(path), ",".join(systems),
                       info.get("hostname", ""), info.get("time_start", ""), info.get("version", ""),
@@ -214,51 +210,22 @@ def read_references(path, label):
     return cases, stated, run
 
 
-def _document_variants(doc):
-    """(check, parameters, performance values) of each result of a benchmark's JSON document,
-    named as the ReFrame check of that benchmark names them."""
-    meta, bench = doc["metadata"], doc["benchmark"]
-    shape = {"nodes": meta.get("nodes"), "tasks_per_node": meta.get("tasks_per_node")}
-    us = lambda *pairs: {var: Perf(value, unit) for var, value, unit in pairs}  # noqa: E731
-    after = {(r.get("pattern"), r.get("ndims"), r.get("size"), r.get("work_bytes")): r["max_us"]
-             for r in doc["results"] if r.get("work") == "after"}
-    for r in doc["results"]:
-        if bench == "halo":
-            yield "HaloCheck", {**shape, "placement": r["placement"], "pattern": r["pattern"], "msg_size": r["ns_size"]}, \
-                us(("max", r["max_us"], "us"), ("avg", r["avg_us"], "us"), ("jitter", r["jitter"], "MAX/AVG"))
-        elif bench == "pingpong":
-            yield "PingPongCheck", {**shape, "mode": r["mode"], "messages": r["messages"], "msg_size": r["size"]}, \
-                us(("cycle", r["max_us"], "us"), ("speed", r["speed_mb_s"], "MB/s"))
-        elif bench == "torus" and r.get("work") != "after":
-            perf = us(("max", r["max_us"], "us"), ("avg", r["avg_us"], "us"), ("bandwidth", r["bandwidth_mb_s"], "MB/s"))
-            key = (r.get("pattern"), r.get("ndims"), r.get("size"), r.get("work_bytes"))
-            if key in after:
-                perf["max_work_after"] = Perf(after[key], "us")
-            yield "TorusCheck", {**shape, "pattern": r["pattern"], "ndims": r["ndims"], "msg_size": r["size"],
-                                 "work": r.get("work_bytes", 0)}, perf
-        elif bench == "alltoall":
-            yield "AlltoallCheck", {**shape, "method": r["method"], "msg_size": r["size"]}, \
-                us(("max", r["max_us"], "us"), ("avg", r["avg_us"], "us"), ("throughput", r["throughput_mb_s"], "MB/s"))
-        elif bench == "contention":
-            perf = us(("latency", r["latency_us"], "us"), ("max", r["max_us"], "us"))
-            if r.get("slowdown") is not None:
-                perf["slowdown"] = Perf(r["slowdown"], "")
-            yield "ContentionCheck", {**shape, "pattern": r["pattern"], "msg_size": r["size"],
-                                      "distance": r.get("k", r.get("hops"))}, perf
-
-
 def document_cases(label, path, doc):
-    """A benchmark's JSON document given on its own, as cases: one per result."""
-    lib = doc["metadata"].get("mpi_library", "")
+    """A benchmark's JSON document given on its own, as cases: those its descriptor reads
+    from it (jitterbench.benchmarks), named as the benchmark's ReFrame check names them."""
+    meta = doc["metadata"]
+    described = benchmarks.by_benchmark(doc["benchmark"])
     try:
-        variants = list(_document_variants(doc))
+        variants = list(described.cases(doc)) if described else []
     except KeyError as e:
         raise RunsError(f"{path}: a result of jb-{doc['benchmark']} lacks the field {e.args[0]}") from None
-    return [Case(label=label, system=label, partition="", environ=results.mpi_name(doc), check=check,
-                 params=params, perf=perf, run=str(path), source=str(path), documents=[doc], kind="measured",
-                 meta={"mpi_library": lib.splitlines()[0] if lib else "",
-                       "node_list": doc["metadata"].get("node_list", "")})
-            for check, params, perf in variants]
+    shape = {"nodes": meta.get("nodes"), "tasks_per_node": meta.get("tasks_per_node")}
+    lib = meta.get("mpi_library", "")
+    return [Case(label=label, system=label, partition="", environ=results.mpi_name(doc), check=described.check,
+                 params={**shape, **params}, perf={var: Perf(*value) for var, value in perf.items()}, run=str(path),
+                 source=str(path), documents=[doc], kind="measured",
+                 meta={"mpi_library": lib.splitlines()[0] if lib else "", "node_list": meta.get("node_list", "")})
+            for params, perf in variants]
 
 
 def _inputs(spec):

@@ -4,9 +4,9 @@ A benchmark sweeps patterns (or send modes, methods), message sizes, message
 counts and distances in one job and prints one summary line for each, so a
 check has one performance variable per quantity and line, in the CSCS form
 `max_4096`: the quantity, then the swept word (the pattern, send mode or
-method, for the checks of WORD), then `_<prefix><value>` per swept number in
-the order of NUMBERS (the size bare, the message count after `n`, the distance
-after `d`):
+method, for the checks of WORD: their descriptors' `swept`), then
+`_<prefix><value>` per swept number in the order of NUMBERS (the size bare,
+the message count after `n`, the distance after `d`):
 
     max_isend-recv_4096    cycle_send_4096_n1    latency_8_d2    eager_limit_shm
 
@@ -22,8 +22,10 @@ from __future__ import annotations
 import re
 from dataclasses import replace
 
-# the parameter of words each check sweeps in one run (patterns, send modes, methods)
-WORD = {"HaloCheck": "pattern", "PingPongCheck": "mode", "TorusCheck": "pattern", "AlltoallCheck": "method"}
+from . import benchmarks
+
+# the parameter of words each check sweeps in one run (patterns, send modes, methods): its descriptor's
+WORD = {d.check: d.swept for d in benchmarks.ALL if d.swept}
 # prefix in a name -> the swept number it stands for, in the order names use
 NUMBERS = {"": "msg_size", "n": "messages", "d": "distance"}
 _PREFIX = {param: prefix for prefix, param in NUMBERS.items()}

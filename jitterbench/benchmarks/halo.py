@@ -1,0 +1,87 @@
+"""jb-halo and HaloCheck: the halo exchange of Hague's "Switch Jitter"."""
+from __future__ import annotations
+
+from ..figures import MAX_LINES, case_lines, figure, finish, fmt, grouped, results, results_mpi, subplots, text
+from . import Column, Descriptor, median, results_of, values
+
+CHECK, BENCHMARK = "HaloCheck", "halo"
+
+
+def cases_of(doc):
+    for r in doc["results"]:
+        yield ({"placement": r["placement"], "pattern": r["pattern"], "msg_size": r["ns_size"]},
+               values(("max", r["max_us"], "us"), ("avg", r["avg_us"], "us"), ("jitter", r["jitter"], "MAX/AVG")))
+
+
+@figure
+def halo_scaling(col):
+    """Halo exchange: MAX and AVG against nodes
+
+    MAX (solid, filled) is the mean over calls of the slowest task's time, AVG (dashed, open) the mean over
+    calls of the mean over tasks, as in Hague's 'Switch Jitter' slides; one line per pattern and placement.
+    """
+    cases = col.of(CHECK)
+    if not cases:
+        return f"no {CHECK} results in these runs"
+    fields = ("label", "environ", "pattern", "placement", "msg_size", "tasks_per_node", "eager_limit")
+    nodes = lambda c: c.params.get("nodes")  # noqa: E731
+    fig, ax, maxs, _ = case_lines(cases, fields, nodes, "max")
+    avgs = grouped(cases, lambda c: (c.label, c.environ, *(c.params.get(f) for f in fields[2:])), nodes, "avg")
+    for i, (g, points) in enumerate(list(avgs.items())[:MAX_LINES]):
+        ax.plot([p[0] for p in points], [p[1] for p in points], "--", marker="o", mfc="none", color=f"C{i % 10}")
+    finish(fig, ax, "nodes", "us per call", logx=True)
+    rows = [(*g, p[0], fmt(p[1]), fmt(a[1]), fmt(p[1] / a[1] if a[1] else None), p[4])
+            for g in maxs for p, a in zip(maxs[g], avgs.get(g, []))]
+    return (*fields, "nodes", "MAX us", "AVG us", "MAX/AVG", "repeats"), rows, fig
+
+
+@figure
+def halo_traces(col):
+    """Halo exchange: time per call against repetition
+
+    Per-call MAX over tasks (black) and the per-call times of the traced tasks (jb-halo --series --trace-tasks),
+    as the study plots tasks 1, 960 and 1920 on the P6.
+    """
+    traced = [(lab, r, d) for lab, r, d in results(col, BENCHMARK) if "series" in r or "traces" in r][:4]
+    if not traced:
+        return "no jb-halo document with --series or --trace-tasks in these runs"
+    fig, axes = subplots(len(traced), 1, figsize=(7, 2.6 * len(traced)), squeeze=False)
+    rows = []
+    for ax, (label, r, d) in zip(axes[:, 0], traced):
+        if "series" in r:
+            ax.plot(r["series"]["max_us"], color="black", lw=0.8, label="MAX over tasks")
+        for task, times in (r.get("traces") or {}).items():
+            ax.plot(times, lw=0.6, label=f"task {task}")
+        ax.set_title(text(f"{label}: {results_mpi(d)} {r.get('pattern')} {r.get('placement')}, "
+                          f"{r.get('tasks')} tasks"), fontsize=8)
+        finish(fig, ax, "repetition", "us per call")
+        worst = max(r["series"]["max_us"]) if "series" in r else None
+        rows.append((label, results_mpi(d), r.get("pattern"), r.get("placement"), r.get("tasks"), r.get("calls"),
+                     ",".join((r.get("traces") or {}).keys()) or "-", fmt(r.get("max_us")), fmt(r.get("p99_us")),
+                     fmt(worst)))
+    return ("label", "MPI", "pattern", "placement", "tasks", "calls", "traced tasks", "MAX us", "p99 of MAX us",
+            "worst call us"), rows, fig
+
+
+def off_node_per_node(cases, at):
+    """Off-node send/recvs per node per halo call, at: placement, tasks_per_node."""
+    return median([r["off_node_per_node"] for r in results_of(cases, BENCHMARK) if r.get("placement") == at.get(
+        "placement") and r.get("tasks_per_node") == at.get("tasks_per_node")])
+
+
+def _size(r):
+    """ns_size, with ew_size after a '/' where the two differ."""
+    ns, ew = r.get("ns_size"), r.get("ew_size")
+    return str(ns) if ns == ew else f"{ns}/{ew}"
+
+
+DESCRIPTOR = Descriptor(
+    check=CHECK, benchmark=BENCHMARK, order=10, cases=cases_of, swept="pattern",
+    figures=(halo_scaling, halo_traces),
+    distribution=("pattern", "placement", "ns_size"),
+    counterparts={"halo_off_node_per_node": off_node_per_node},
+    summary=(Column.text("placement", "placement"), Column.text("off-node", "off_node_per_node"),
+             Column.text("pattern", "pattern"), Column("size", _size), Column.number("MAX us", "max_us"),
+             Column.number("AVG us", "avg_us"), Column.ratio("MAX/AVG", "max_us", "avg_us"),
+             Column.number("p99(MAX)", "p99_us")),
+)

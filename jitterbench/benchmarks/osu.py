@@ -1,0 +1,50 @@
+"""OsuCheck: the OSU Micro-Benchmarks (osu_latency, osu_bw, ...), set beside jb-pingpong.
+Not a jitterbench benchmark: no C folder, no JSON document, no summary."""
+from __future__ import annotations
+
+import re
+import statistics
+from collections import defaultdict
+
+from ..figures import figure, finish, fmt, line_plot, subplots
+from . import Descriptor
+from .pingpong import CHECK as PINGPONG
+
+CHECK = "OsuCheck"
+
+
+@figure
+def osu(col):
+    """OSU Micro-Benchmarks beside jitterbench
+
+    osu_latency's average latency and jb-pingpong's (mode send, one message) half cycle, the same definition;
+    osu_bw beside the multi-ping-pong speed.
+    """
+    ours = [c for c in col.of(PINGPONG) if c.params.get("mode") == "send" and c.params.get("messages") == 1]
+    theirs = [c for c in col.of(CHECK) if c.params.get("benchmark") in ("osu_latency", "osu_bw")]
+    if not ours and not theirs:
+        return f"no {PINGPONG} (send, one message) or {CHECK} results"
+    rows, lat, bw = [], defaultdict(list), defaultdict(list)
+    for c in ours:
+        size = c.params.get("msg_size")
+        if c.value("cycle") is not None:  # None: a run whose value was not measured
+            lat[(c.label, c.environ, "jb-pingpong")].append((size, c.value("cycle") / 2))
+        if c.value("speed") is not None:
+            bw[(c.label, c.environ, "jb-pingpong")].append((size, c.value("speed")))
+    for c in theirs:
+        target = lat if c.params["benchmark"] == "osu_latency" else bw
+        for var, p in c.perf.items():
+            if re.fullmatch(r"\w+_[0-9]+", var) and p.value is not None:  # latency_8: the value at 8 bytes
+                target[(c.label, c.environ, c.params["benchmark"])].append((int(var.rsplit("_", 1)[1]), p.value))
+    fig, (left, right) = subplots(1, 2, figsize=(9, 4))
+    for ax, data, ylabel in ((left, lat, "latency us"), (right, bw, "MB/s")):
+        series = {g: [(s, statistics.median([v for x, v in pts if x == s]), 0, 0, sum(x == s for x, _ in pts))
+                      for s in sorted({x for x, _ in pts})] for g, pts in data.items()}
+        line_plot(ax, series, ("label", "environ", "benchmark"), keep=("benchmark",))
+        finish(fig, ax, "message size (bytes)", ylabel, logx=True)
+        rows += [(*g, ylabel, p[0], fmt(p[1]), p[4]) for g, ps in series.items() for p in ps]
+    note = "" if theirs else "OSU Micro-Benchmarks did not run here (OsuCheck was skipped): jitterbench alone."
+    return ("label", "environ", "benchmark", "quantity", "size", "value", "repeats"), rows, fig, note
+
+
+DESCRIPTOR = Descriptor(check=CHECK, benchmark=None, order=90, figures=(osu,))

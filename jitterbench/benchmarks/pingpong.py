@@ -1,0 +1,96 @@
+"""jb-pingpong and PingPongCheck: multi-ping-pong (Hein, Booth and Bull)."""
+from __future__ import annotations
+
+import statistics
+from collections import defaultdict
+
+from ..figures import figure, finish, fmt, line_plot, subplots
+from . import Column, Descriptor, median, of, values
+
+CHECK, BENCHMARK = "PingPongCheck", "pingpong"
+
+
+def cases_of(doc):
+    for r in doc["results"]:
+        yield ({"mode": r["mode"], "messages": r["messages"], "msg_size": r["size"]},
+               values(("cycle", r["max_us"], "us"), ("speed", r["speed_mb_s"], "MB/s")))
+
+
+def _pingpong_points(col):
+    """(label, environ, mode, messages, size, speed) of every multi-ping-pong result."""
+    return [(c.label, c.environ, c.params.get("mode"), c.params.get("messages"), c.params.get("msg_size"),
+             c.value("speed")) for c in col.of(CHECK) if c.value("speed") is not None]
+
+
+@figure
+def pingpong_speed(col):
+    """Multi-ping-pong: speed against message size and count
+
+    speed = 2 n size / cycle time (MB = 10^6 bytes), the cycle time being the mean over cycles of the slowest
+    pair, as in Hein, Booth and Bull, Fig. 1.
+    """
+    points = _pingpong_points(col)
+    if not points:
+        return "no multi-ping-pong results in these runs"
+    fields = ("label", "environ", "mode", "messages")
+    by_size = defaultdict(lambda: defaultdict(list))
+    for lab, env, mode, n, size, speed in points:
+        by_size[(lab, env, mode, n)][size].append(speed)
+    series = {g: [(s, statistics.median(v), min(v), max(v), len(v)) for s, v in sorted(sizes.items())]
+              for g, sizes in by_size.items()}
+    fig, ax = subplots()
+    line_plot(ax, series, fields)
+    finish(fig, ax, "message size (bytes)", "MB/s", logx=True)
+    rows = [(*g, p[0], fmt(p[1]), p[4]) for g, ps in series.items() for p in ps]
+    return (*fields, "size", "speed MB/s", "repeats"), rows, fig
+
+
+@figure
+def pingpong_split(col):
+    """Splitting a message: speed in n messages over speed in one
+
+    For a fixed total of data, the speed when sent as n messages of total/n bytes divided by the speed as one
+    message (Hein, Booth and Bull, Figs. 3 and 4); above 1, splitting pays.
+    """
+    speeds = defaultdict(list)
+    for lab, env, mode, n, size, speed in _pingpong_points(col):
+        speeds[(lab, env, mode, n * size, n)].append(speed)
+    med = {k: statistics.median(v) for k, v in speeds.items()}
+    series = defaultdict(list)
+    for (lab, env, mode, total, n), s in sorted(med.items(), key=lambda kv: repr(kv[0])):
+        one = med.get((lab, env, mode, total, 1))
+        if n > 1 and one:
+            series[(lab, env, mode, n)].append((total, s / one, s / one, s / one, 1))
+    if not series:
+        return ("no fixed total measured both whole and split; run e.g. "
+                "jb-pingpong --total 8K,64K --messages 1,2,4,8 --json split.json")
+    fields = ("label", "environ", "mode", "messages")
+    fig, ax = subplots()
+    line_plot(ax, series, fields)
+    ax.axhline(1.0, color="grey", lw=0.8)
+    finish(fig, ax, "total bytes per direction", "speed ratio", logx=True)
+    rows = [(*g, p[0], fmt(p[1])) for g, ps in series.items() for p in ps]
+    return (*fields, "total bytes", "ratio"), rows, fig
+
+
+def peak_speed(cases, at):
+    """MB/s, the saturation speed of multi-ping-pong."""
+    return max([c.value("speed") for c in of(cases, CHECK) if c.value("speed") is not None], default=None)
+
+
+def small_message_latency(cases, at):
+    """The one-way latency of the smallest message: half the cycle of one message sent."""
+    pp = [c for c in of(cases, CHECK) if c.params.get("mode") == "send" and c.params.get("messages") == 1]
+    smallest = min((c.params.get("msg_size") for c in pp), default=None)
+    return median([c.value("cycle") / 2 for c in pp if c.params.get("msg_size") == smallest])
+
+
+DESCRIPTOR = Descriptor(
+    check=CHECK, benchmark=BENCHMARK, order=20, cases=cases_of, swept="mode",
+    figures=(pingpong_speed, pingpong_split),
+    distribution=("mode", "size"),
+    counterparts={"pingpong_peak_speed": peak_speed, "small_message_latency_us": small_message_latency},
+    summary=(Column.text("mode", "mode"), Column.text("messages", "messages"), Column.text("size", "size"),
+             Column.text("pairs", "pairs"), Column.number("cycle us", "max_us"),
+             Column.number("speed MB/s", "speed_mb_s"), Column.number("p99(cycle)", "p99_us")),
+)

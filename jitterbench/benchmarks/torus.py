@@ -1,0 +1,84 @@
+"""jb-torus and TorusCheck: rings and tori in d dimensions, and the overlap of work with
+communication (Hein, Booth and Bull)."""
+from __future__ import annotations
+
+import statistics
+from collections import defaultdict
+
+from ..figures import case_lines, figure, finish, fmt, line_plot, subplots
+from . import Column, Descriptor, values
+
+CHECK, BENCHMARK = "TorusCheck", "torus"
+
+
+def cases_of(doc):
+    """A case per result, but that with the work after MPI_Waitall: its MAX is the case's
+    max_work_after, beside the MAX with the work before."""
+    variant = lambda r: (r.get("pattern"), r.get("ndims"), r.get("size"), r.get("work_bytes"))  # noqa: E731
+    after = {variant(r): r["max_us"] for r in doc["results"] if r.get("work") == "after"}
+    for r in doc["results"]:
+        if r.get("work") == "after":
+            continue
+        perf = values(("max", r["max_us"], "us"), ("avg", r["avg_us"], "us"),
+                      ("bandwidth", r["bandwidth_mb_s"], "MB/s"))
+        if variant(r) in after:
+            perf["max_work_after"] = (after[variant(r)], "us")
+        yield {"pattern": r["pattern"], "ndims": r["ndims"], "msg_size": r["size"],
+               "work": r.get("work_bytes", 0)}, perf
+
+
+@figure
+def torus_dims(col):
+    """Ring and torus: bandwidth against dimensions
+
+    Bytes each task sends per call (2 d size) over the per-call MAX, for tori of d dimensions (Hein, Booth and
+    Bull, Fig. 6); one line per pattern and size.
+    """
+    cases = [c for c in col.of(CHECK) if not c.params.get("work")]
+    if not cases:
+        return f"no {CHECK} results without work in these runs"
+    fields = ("label", "environ", "pattern", "msg_size", "nodes")
+    fig, ax, series, rows = case_lines(cases, fields, lambda c: c.params.get("ndims"), "bandwidth")
+    ax.set_xticks(sorted({p[0] for ps in series.values() for p in ps}))
+    finish(fig, ax, "dimensions", "MB/s per task")
+    return (*fields, "dimensions", "bandwidth MB/s", "repeats"), rows, fig
+
+
+@figure
+def overlap(col):
+    """Overlap: time saved by working before MPI_Waitall
+
+    The per-call MAX with the vector add after the final MPI_Waitall less that with it before (Hein, Booth and
+    Bull, Figs. 8 and 9), against the bytes of each array; right: relative to the time with the work after.
+    """
+    cases = [c for c in col.of(CHECK) if c.params.get("work") and c.value("max_work_after") is not None]
+    if not cases:
+        return f"no {CHECK} results with work in these runs"
+    fields = ("label", "environ", "pattern", "msg_size", "ndims")
+    saved = defaultdict(lambda: defaultdict(list))
+    for c in cases:
+        g = (c.label, c.environ, *(c.params.get(f) for f in fields[2:]))
+        saved[g][c.params["work"]].append((c.value("max_work_after") - c.value("max"), c.value("max_work_after")))
+    abs_series = {g: [(w, statistics.median([s for s, _ in v]), 0, 0, len(v)) for w, v in sorted(ws.items())]
+                  for g, ws in saved.items()}
+    rel_series = {g: [(w, statistics.median([s / t for s, t in v]), 0, 0, len(v)) for w, v in sorted(ws.items())]
+                  for g, ws in saved.items()}
+    fig, (left, right) = subplots(1, 2, figsize=(9, 4))
+    line_plot(left, abs_series, fields)
+    line_plot(right, rel_series, fields)
+    for ax, ylabel in ((left, "us saved per call"), (right, "fraction of the call saved")):
+        ax.axhline(0, color="grey", lw=0.8)
+        finish(fig, ax, "work array bytes", ylabel, logx=True)
+    rows = [(*g, a[0], fmt(a[1]), fmt(r[1]), a[4]) for g in abs_series for a, r in zip(abs_series[g], rel_series[g])]
+    return (*fields, "work bytes", "saved us", "saved fraction", "repeats"), rows, fig
+
+
+DESCRIPTOR = Descriptor(
+    check=CHECK, benchmark=BENCHMARK, order=30, cases=cases_of, swept="pattern",
+    figures=(torus_dims, overlap),
+    distribution=("pattern", "size", "work"),
+    summary=(Column.text("pattern", "pattern"), Column.text("dims", "ndims"), Column.text("size", "size"),
+             Column.text("work", "work"), Column.text("work bytes", "work_bytes"), Column.number("MAX us", "max_us"),
+             Column.number("AVG us", "avg_us"), Column.ratio("MAX/AVG", "max_us", "avg_us"),
+             Column.number("MB/s", "bandwidth_mb_s")),
+)
