@@ -1,0 +1,61 @@
+"""jb-noise and NoiseCheck: the selfish-detour probe (Beckman, Iskra, Yoshii and Coghlan),
+every core of every node at once, summarised per node."""
+from __future__ import annotations
+
+from collections import defaultdict
+
+from ..figures import figure, finish, fmt, line_plot, results, results_mpi, subplots
+from . import Column, Descriptor, values
+
+CHECK, BENCHMARK = "NoiseCheck", "noise"
+
+
+def cases_of(doc):
+    """One case per run: its worst node, as a bulk-synchronous code waits for it."""
+    nodes = doc["results"]
+    worst = lambda name: max((r[name] for r in nodes if r[name] is not None), default=None)  # noqa: E731
+    if nodes:
+        yield {}, values(("noise_fraction", worst("noise_fraction"), "fraction"), ("rate", worst("rate_per_s"), "1/s"),
+                         ("length_p99", worst("length_p99_us"), "us"), ("length_max", worst("length_max_us"), "us"))
+
+
+@figure
+def noise_nodes(col):
+    """Noise: the time each node's cores lose to detours
+
+    Selfish detours (Beckman et al.): every task spins reading the clock, and a step longer than the threshold
+    is a detour.  Per node, merged over its tasks: the fraction of the time probed spent in detours (left) and
+    the detours per second per task (right); the table adds their lengths and period.
+    """
+    rs = results(col, BENCHMARK)
+    if not rs:
+        return "no jb-noise documents in these runs"
+    fraction, rate, rows = defaultdict(list), defaultdict(list), []
+    for lab, r, d in rs:
+        group = (lab, results_mpi(d))
+        for series, field in ((fraction, "noise_fraction"), (rate, "rate_per_s")):
+            if r.get(field) is not None:
+                series[group].append((r["node"], r[field], r[field], r[field], 1))
+        rows.append((lab, results_mpi(d), r["node"], r.get("host"), r.get("tasks"), r.get("detours"),
+                     fmt(r.get("rate_per_s")), fmt(r.get("noise_fraction")), fmt(r.get("length_p50_us")),
+                     fmt(r.get("length_p99_us")), fmt(r.get("length_max_us")), fmt(r.get("period_us")),
+                     fmt(r.get("regularity"))))
+    fig, (left, right) = subplots(1, 2, figsize=(9, 4))
+    for ax, series, ylabel in ((left, fraction, "fraction of time in detours"),
+                               (right, rate, "detours per s per task")):
+        line_plot(ax, series, ("label", "MPI"))
+        finish(fig, ax, "node", ylabel)
+    return ("label", "MPI", "node", "host", "tasks", "detours", "per s", "fraction", "p50 us", "p99 us", "max us",
+            "period us", "regularity"), rows, fig
+
+
+DESCRIPTOR = Descriptor(
+    check=CHECK, benchmark=BENCHMARK, order=70, cases=cases_of,
+    figures=(noise_nodes,),
+    summary=(Column.text("node", "node"), Column.text("host", "host"), Column.text("tasks", "tasks"),
+             Column.text("detours", "detours"), Column.number("per s", "rate_per_s"),
+             Column.number("fraction", "noise_fraction", 4),
+             *(Column.number(header, name, 2, required=False) for header, name in (
+                 ("p50 us", "length_p50_us"), ("p99 us", "length_p99_us"), ("max us", "length_max_us"),
+                 ("period us", "period_us"), ("regularity", "regularity")))),
+)
