@@ -155,27 +155,141 @@ def load_interrupt_trace(path) -> TraceInterrupts:
         raise SimulationInputError(f"{path}: {e}") from None
 
 
-def _play(sched: np.ndarray, n: int, exchange_time):
-    """Replays the schedule for n independent trials at once; returns (finish, idle), each (P, n).
+def _rounds(P: int):
+    """Round r of schedule(P) in the slot coordinates that _play uses, for r = 0 .. rounds-1.
 
-    exchange_time(r, a, b, start) gives the durations of round r's exchanges, between processors
-    a[k] < b[k], starting at start[k, trial]; any shape that broadcasts to start's (pairs, n).
-    Both partners share one duration: the exchange ends for both at once. An exchange starts when
-    both partners are free; the earlier one is idle until then. The arrays are (processor, trial)
-    so that taking a round's processors picks whole contiguous rows.
+    With m = P - 1 (even P) or P (odd P) and h = (m - 1) // 2, round r pairs processor
+    (r + q) % m with (r - q) % m for q = 1 .. h, slot q; with even P, slot 0 pairs r with m,
+    and with odd P processor r sits out in slot 0. Processor p is at q = p - r (mod m) in round
+    r, so from one round to the next every processor moves one slot down, reflected at 0 and h:
+    a whole round is a shift of slots, not a permutation. For each round: the runs of the idle
+    rows its A sides (r + q) and its B sides (r - q) occupy, as (slots, rows) slice pairs, at
+    most two of each (a run wraps around m at most once).
     """
+    even = P % 2 == 0
+    m = P - 1 if even else P
+    h = (m - 1) // 2
+
+    def runs(first, step):
+        out, done, row = [], 0, first % m
+        while done < h:
+            k = min(h - done, m - row if step > 0 else row + 1)
+            rows = slice(row, row + k) if step > 0 else slice(row, row - k if row - k >= 0 else None, -1)
+            out.append((slice(done, done + k), rows))
+            done, row = done + k, 0 if step > 0 else m - 1
+        return out
+
+    return [(runs(r + 1, 1), runs(r - 1, -1)) for r in range(m)]
+
+
+def _pairs(P: int, r: int):
+    """The pairs of round r in slot order (see _rounds), as (lower, higher) processor arrays."""
+    even = P % 2 == 0
+    m = P - 1 if even else P
+    q = np.arange(1, (m - 1) // 2 + 1)
+    a, b = (r + q) % m, (r - q) % m
+    if even:
+        a, b = np.concatenate(([r], a)), np.concatenate(([m], b))
+    return np.minimum(a, b), np.maximum(a, b)
+
+
+def _play(sched: np.ndarray, n: int, exchange_time):
+    """_replay of sched, which must be schedule(P): the only schedule it replays."""
     P = sched.shape[1]
-    free = np.zeros((P, n))
+    if not np.array_equal(sched, schedule(P)):
+        raise ValueError("_play replays schedule(P) only")
+    return _replay(P, n, exchange_time, _rounds(P))
+
+
+def _replay(P: int, n: int, exchange_time, rounds, pairs: bool = True):
+    """Replays schedule(P) for n independent trials at once; returns (finish, idle), each (P, n).
+
+    rounds is _rounds(P). exchange_time(r, a, b, start) gives the
+    durations of round r's exchanges, between processors a[k] < b[k], starting at start[k, trial];
+    any shape that broadcasts to start's (pairs, n) (without `pairs`, a and b are None). Both
+    partners share one duration: the exchange ends for both at once. An exchange starts when both
+    partners are free; the earlier one is idle until then.
+
+    After an exchange both partners are free at the same time, so the state is one free time per
+    slot of _rounds, and a round is: start[q] = max(free[q + 1], free[q - 1]) (reflected at the
+    ends), then free = start + duration. Every step is a whole-array operation on contiguous
+    rows; only the idle times, kept per processor, need the (at most two) runs of each side.
+    """
+    even = P % 2 == 0
+    m = P - 1 if even else P
+    h = (m - 1) // 2
+    free = np.zeros((h + 2, n))  # per slot; row h + 1 mirrors row h (the reflection at the end)
+    start = np.empty((h + 1, n))
+    wait = np.empty((h, n))
     idle = np.zeros((P, n))
-    for r, partner in enumerate(sched):
-        a = np.flatnonzero(partner > np.arange(P))
-        b = partner[a]
-        free_a, free_b = free[a], free[b]
-        start = np.maximum(free_a, free_b)
-        idle[a] += start - free_a
-        idle[b] += start - free_b
-        free[a] = free[b] = start + exchange_time(r, a, b, start)
-    return free, idle
+    first = 0 if even else 1  # with odd P slot 0 holds the processor that sits out, no exchange
+    for r, (a_runs, b_runs) in enumerate(rounds):
+        np.maximum(free[2:], free[:h], out=start[1:])
+        if even:
+            np.maximum(free[0], free[1], out=start[0])
+        lo, hi = _pairs(P, r) if pairs else (None, None)
+        d = exchange_time(r, lo, hi, start[first:])
+        # slot q's A side (r + q) comes from slot q + 1, its B side (r - q) from slot q - 1
+        np.subtract(start[1:], free[2:], out=wait)
+        for slots, rows in a_runs:
+            idle[rows] += wait[slots]
+        np.subtract(start[1:], free[:h], out=wait)
+        for slots, rows in b_runs:
+            idle[rows] += wait[slots]
+        if even:  # processor r comes from slot 1, processor m from slot 0
+            idle[r] += start[0] - free[1]
+            idle[m] += start[0] - free[0]
+        else:  # processor r sits out: it keeps the free time it had in slot 1
+            free[0] = free[1]
+        np.add(start[first:], d, out=free[first:h + 1])
+        free[h + 1] = free[h]
+    # after the last round (r = m - 1) processor p is in slot |p - r| (mod m); processor m in 0
+    q = (np.arange(m) - (m - 1)) % m
+    slot = np.minimum(q, m - q)
+    return free[np.concatenate((slot, [0])) if even else slot], idle
+
+
+def _uniform_indices(rng: np.random.Generator, m: int, k: int, out: "np.ndarray | None" = None) -> np.ndarray:
+    """k independent draws, each uniform on 0 .. m - 1 exactly (0 < m < 2^31), as an intp array.
+
+    Lemire's multiply-and-shift of uniform 32-bit words, rejecting (and drawing again) the
+    2^32 mod m words that would favour some values: the method of numpy's own integers(), here
+    on whole arrays. A word is rejected with probability below m / 2^32. out: a uint64 array of
+    k elements to work in (the result is a view of it).
+    """
+    x = np.empty(k, np.uint64) if out is None else out
+    threshold = (1 << 32) % m
+    low = x.view(np.uint32)[0 if np.little_endian else 1::2]  # the low 32 bits of each product
+
+    def words(count):
+        return rng.bit_generator.random_raw((count + 1) // 2).view(np.uint32)[:count]
+
+    np.multiply(words(k), np.uint64(m), out=x)
+    while threshold and k and low.min() < threshold:
+        bad = np.flatnonzero(low < threshold)
+        x[bad] = words(bad.size).astype(np.uint64) * np.uint64(m)
+    np.right_shift(x, np.uint64(32), out=x)
+    return x.view(np.intp)
+
+
+def _sampler(samples: np.ndarray, rng: np.random.Generator):
+    """An exchange-time function (see _play) that draws each time from samples, with replacement."""
+    buffers = {}
+
+    def draw(r, a, b, start):
+        k = start.size
+        if k not in buffers:
+            buffers[k] = np.empty(k, np.uint64)
+        return _resample(samples, rng, k, buffers[k]).reshape(start.shape)
+
+    return draw
+
+
+def _resample(samples: np.ndarray, rng: np.random.Generator, k: int, out: "np.ndarray | None" = None):
+    """k draws with replacement from samples (out: a uint64 work array of k elements)."""
+    if samples.size >= 1 << 31:
+        return samples[rng.integers(samples.size, size=k)]
+    return samples.take(_uniform_indices(rng, samples.size, k, out), mode="clip")
 
 
 def simulate_alltoall(samples_us, P: int, trials: int, rng: np.random.Generator,
@@ -193,18 +307,16 @@ def simulate_alltoall(samples_us, P: int, trials: int, rng: np.random.Generator,
     samples = _check_sample(samples_us, "samples_us")
     if not isinstance(trials, (int, np.integer)) or trials < 1:
         raise ValueError(f"trials must be an integer >= 1, not {trials!r}")
-    sched = schedule(P)
+    schedule(P)  # checks P
+    rounds = _rounds(P)
     irng = rng.spawn(1)[0] if interrupts is not None else None
-
-    def sampled(r, a, b, start):
-        return samples[rng.integers(samples.size, size=start.shape)]
-
+    sampled = _sampler(samples, rng)
     chunk = max(1, CHUNK_ELEMENTS // P)
     finish, idle = [], []
     for lo in range(0, trials, chunk):
         n = min(chunk, trials - lo)
         time = interrupts.stretch(sampled, P, n, irng) if interrupts is not None else sampled
-        f, i = _play(sched, n, time)
+        f, i = _replay(P, n, time, rounds, pairs=interrupts is not None)
         finish.append(f.T)
         idle.append(i.T)
     finish_us = np.concatenate(finish)
@@ -247,18 +359,36 @@ def _halo_once(sample: np.ndarray, N: int, calls: int, rng, coupled: bool):
     mean over calls of the per-call maximum. Uncoupled, the opposite limit: tasks never wait for
     each other until the end, so delays average out within each task and MAX is the slowest
     task's mean time per call. AVG is the mean over tasks and calls in both.
+
+    Both draw from the exact distributions, at a cost that does not grow with N where it need
+    not. Coupled: a call's maximum over N draws from a sample of CDF F has CDF F^N, so it is one
+    draw by the inverse of F^N, and the AVG (the mean of all N x calls draws) is one multinomial
+    draw of how many times each distinct value comes up. Uncoupled: each task's mean over its
+    calls, in chunks of tasks (memory O(N)): drawn directly, or, for a sample of few distinct
+    values, as one multinomial draw per task of how often each value comes up.
     """
     if coupled:
-        step = max(1, CHUNK_ELEMENTS // N)
-        mx = av = 0.0
-        for lo in range(0, calls, step):
-            x = sample[rng.integers(sample.size, size=(min(step, calls - lo), N))]
-            mx += x.max(axis=1).sum()
-            av += x.mean(axis=1).sum()
-        return float(mx / calls), float(av / calls)
-    step = max(1, CHUNK_ELEMENTS // calls)
-    per_task = np.concatenate([sample[rng.integers(sample.size, size=(min(step, N - lo), calls))].mean(axis=1)
-                               for lo in range(0, N, step)])
+        values, counts = np.unique(sample, return_counts=True)
+        cdf = np.cumsum(counts) / sample.size
+        cdf_max = cdf ** N
+        cdf_max[-1] = 1.0
+        per_call_max = values[np.minimum(np.searchsorted(cdf_max, rng.random(calls), side="right"), values.size - 1)]
+        every = rng.multinomial(N * calls, counts / sample.size)
+        return float(per_call_max.mean()), float(every @ values / (N * calls))
+    values, counts = np.unique(sample, return_counts=True)
+    per_task = np.empty(N)
+    if 20 * values.size < calls:  # few distinct values (a histogram's): how often each comes up
+        step = max(1, CHUNK_ELEMENTS // values.size)
+        for lo in range(0, N, step):
+            rows = min(step, N - lo)
+            per_task[lo:lo + rows] = rng.multinomial(calls, counts / sample.size, size=rows) @ values / calls
+    else:
+        step = max(1, CHUNK_ELEMENTS // calls)
+        out = np.empty(step * calls, np.uint64)
+        for lo in range(0, N, step):
+            rows = min(step, N - lo)
+            draws = _resample(sample, rng, rows * calls, out[:rows * calls])
+            per_task[lo:lo + rows] = draws.reshape(rows, calls).mean(axis=1)
     return float(per_task.max()), float(per_task.mean())
 
 
