@@ -167,8 +167,12 @@ def simulate_halo(args) -> dict:
     # neighbour: from a run of more than one task this limit is an overestimate.
     per_task = model.per_task_times(bins)
     uncoupled = simulate.halo_prediction(per_task, tasks, rng, r["calls"], barrier_coupled=False, n_boot=5)
+    # every task also replays a noise trace (jb-noise --trace) from its own offset
+    trace = simulate.load_interrupt_trace(args.interrupt_trace) if args.interrupt_trace else None
+    noisy = simulate.halo_trace_prediction(series, measured_tasks, tasks, trace, rng) if trace else {}
     out = {"source": str(args.halo_json), "pattern": r.get("pattern"), "measured_tasks": measured_tasks,
-           "measured_max_us": r["max_us"], "measured_avg_us": r["avg_us"], "predictions": []}
+           "measured_max_us": r["max_us"], "measured_avg_us": r["avg_us"], "interrupt_trace": args.interrupt_trace,
+           "predictions": []}
     rows = []
     for N in tasks:
         p = pred[N]
@@ -179,10 +183,22 @@ def simulate_halo(args) -> dict:
         rows.append((str(N), f"{p['max_mean']:.1f} +- {2 * p['max_se']:.1f}", f"{r['avg_us']:.1f}",
                      f"{p['max_mean'] / r['avg_us']:.2f}", f"{uncoupled[N]['max_mean']:.1f}",
                      f"{r['max_us']:.1f}" if N == measured_tasks else ""))
+        if trace:
+            t = noisy[N]
+            out["predictions"][-1].update(max_trace_us=t["max_mean"], max_trace_se_us=t["max_se"],
+                                          detour_fraction=t["detour_fraction"],
+                                          detour_fraction_se=t["detour_fraction_se"])
+            rows[-1] += (f"{t['max_mean']:.1f} +- {2 * t['max_se']:.1f}",
+                         f"{t['detour_fraction']:.4f} +- {2 * t['detour_fraction_se']:.4f}")
     print(f"# per-call MAX from the {len(r['series']['max_us'])} per-call MAX values of {measured_tasks} tasks in "
           f"{args.halo_json}: CDF G^(N/{measured_tasks}) (barrier-coupled calls, tasks alike and independent; "
           "+- two bootstrap standard errors)")
-    print(_format_table(("tasks", "MAX us", "AVG us", "MAX/AVG", "MAX uncoupled", "measured MAX"), rows))
+    if trace:
+        print(f"# MAX with trace: every task also replays the {trace.times.size} detours of {args.interrupt_trace} "
+              f"({trace.length / 1e6:.6g} s) from its own offset; P(detour): the share of calls in which some task "
+              "meets one")
+    print(_format_table(("tasks", "MAX us", "AVG us", "MAX/AVG", "MAX uncoupled", "measured MAX")
+                        + (("MAX with trace", "P(detour)") if trace else ()), rows))
     return out
 
 
@@ -268,6 +284,8 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("--entry", type=_at_least(0), help="which results entry [0]")
     p.add_argument("--tasks", type=_ints, default=[16, 64, 256, 1024, 4096], help="task counts")
     p.add_argument("--seed", type=_at_least(0), default=1, help="random seed, for the bootstrap [1]")
+    p.add_argument("--interrupt-trace", help="every task also replays this noise trace (jb-noise --trace: "
+                                             "'start_us length_us' a line) from its own offset")
     p.add_argument("--json", help="write the results here")
     return parser
 

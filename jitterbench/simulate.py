@@ -435,6 +435,78 @@ def halo_extrapolation(max_series_us, measured_tasks: int, tasks_list, rng: np.r
     return out
 
 
+def window_costs(trace: TraceInterrupts, window_us: float):
+    """The distribution of the detour cost a window of window_us meets at a uniformly random
+    offset of the (repeated) trace: (costs, probabilities), costs sorted and distinct.
+
+    The cost is that of the events starting inside [s, s + window), as TraceInterrupts counts
+    it. It changes only where s or s + window crosses an event, so it is constant between those
+    2E points; each piece has probability length / trace length. Exact, O(E log E).
+    """
+    laps, beta = divmod(float(window_us), trace.length)
+    cuts = np.sort(np.concatenate(([0.0, trace.length], trace.times, (trace.times - beta) % trace.length)))
+    lengths = np.diff(cuts)
+    keep = lengths > 0
+    middle = cuts[:-1][keep] + lengths[keep] / 2
+    cost = trace._cost_before(middle + beta) - trace._cost_before(middle) + laps * trace.cum[-1]
+    costs, where = np.unique(cost, return_inverse=True)
+    return costs, np.bincount(where, weights=lengths[keep]) / trace.length
+
+
+def halo_trace_prediction(max_series_us, measured_tasks: int, tasks_list, trace: TraceInterrupts,
+                          rng: np.random.Generator, n_boot: int = 200, groups: int = 256) -> dict:
+    """Per-call MAX at N tasks when each task also meets the detours of a trace (jb-noise --trace).
+
+    Every task replays the trace from its own uniformly random offset, as TraceInterrupts does in
+    the all-to-all: a call of length b on a task grows by the detours that start inside it (first
+    order: detours in the time they add, or while the task waits, are not counted). A call's
+    length b comes from the measured per-call MAX at N0 tasks, extrapolated to N as
+    halo_extrapolation does (CDF G^(N/N0)); its N tasks' windows are independent draws of
+    window_costs(b), so the call's MAX is b plus the largest of N of them (an exact expectation,
+    from that distribution's CDF to the power N), and the call meets a detour on some task with
+    probability 1 - (1 - p_b)^N, p_b the chance of one window meeting one. Returns
+    {N: {max_mean, max_se, detour_fraction, detour_fraction_se}}: no simulated calls, so
+    nothing here grows with N. The se are bootstraps over the measured calls (n_boot). The calls
+    are grouped into at most `groups` runs of the sorted series, each run's windows taken at its
+    mean length, so the cost is O(groups x E log E) for a trace of E events. With an empty trace
+    (or one of zero costs) max_mean is halo_extrapolation's.
+    """
+    series = np.sort(_check_sample(max_series_us, "max_series_us"))
+    if n_boot < 2:
+        raise ValueError(f"n_boot must be >= 2, not {n_boot!r}")
+    C = series.size
+    edges = np.unique(np.linspace(0, C, min(groups, C) + 1).astype(int))
+    group_of = np.repeat(np.arange(edges.size - 1), np.diff(edges))
+    windows = [window_costs(trace, b) for b in np.add.reduceat(series, edges[:-1]) / np.diff(edges)]
+    positions = np.arange(C + 1) / C
+
+    def weights(power, picked):  # P(the maximum of `power` draws of the sorted picked is the k-th)
+        cdf = positions ** power
+        return np.bincount(picked, weights=np.diff(cdf), minlength=C) if picked is not None else np.diff(cdf)
+
+    out = {}
+    for N in tasks_list:
+        extra = np.empty(len(windows))
+        hit = np.empty(len(windows))
+        for g, (costs, probs) in enumerate(windows):
+            cdf = np.minimum(np.cumsum(probs), 1.0)
+            below = np.concatenate(([0.0], cdf[:-1]))
+            extra[g] = float(np.sum(costs * (cdf ** N - below ** N)))
+            hit[g] = 1.0 - (1.0 - probs[costs > 0].sum()) ** N
+        per_call_max, per_call_hit = series + extra[group_of], hit[group_of]
+        power = N / measured_tasks
+
+        def predict(picked=None):
+            w = weights(power, picked)
+            return float(w @ per_call_max), float(w @ per_call_hit)
+
+        boot = np.array([predict(np.sort(rng.integers(C, size=C))) for _ in range(n_boot)])
+        mx, frac = predict()
+        out[N] = {"max_mean": mx, "max_se": float(np.std(boot[:, 0], ddof=1)),
+                  "detour_fraction": frac, "detour_fraction_se": float(np.std(boot[:, 1], ddof=1))}
+    return out
+
+
 def _check_sample(values, where: str) -> np.ndarray:
     """The sample as a 1-D float array; one line naming `where` if it is empty, not numeric,
     negative or not finite (a time cannot be any of these, and one NaN would poison every max)."""
