@@ -264,6 +264,9 @@ def parser() -> argparse.ArgumentParser:
         p.add_argument("--title", help="the page's title")
         if name == "compare":
             p.add_argument("--baseline", help="the label the others are set against (default: the first measured)")
+    # plan has its own parser (jitterbench.plan): listed here for --help, handed its arguments in main
+    sub.add_parser("plan", help="what a mode will run on a system and its machine time, before it runs "
+                                "(jitterbench plan --help)", add_help=False)
     sim = sub.add_parser("simulate", help="predict all-to-all and halo times at scales not measured")
     simsub = sim.add_subparsers(dest="what", required=True)
     p = simsub.add_parser("alltoall", help="resample pairwise exchange times into all-to-alls (Tabe et al.)")
@@ -323,6 +326,14 @@ ERRORS = (files.OutputError, references.ReferenceFileError, results.ResultsError
 def main(argv=None) -> int:
     """The command: 0 when done, 2 with one line on standard error for a bad input or
     output, 130 on Ctrl-C (with nothing left half-written)."""
+    argv = sys.argv[1:] if argv is None else list(argv)
+    if argv[:1] == ["plan"]:
+        from . import plan  # noqa: PLC0415  only plan needs ReFrame's configuration machinery
+        try:
+            return plan.main(argv[1:])
+        except KeyboardInterrupt:
+            print("jitterbench: interrupted", file=sys.stderr)
+            return 130
     try:
         run(parser().parse_args(argv))
     except ERRORS as e:

@@ -16,7 +16,7 @@ from pathlib import Path
 
 from tqdm import tqdm
 
-from . import benchmarks, references, results
+from . import benchmarks, references, results, sweeps
 from .files import parse_number, read_json, read_text
 
 
@@ -136,7 +136,7 @@ def read_report(path, label, skipped):
             meta={k: c.get(k) for k in META if c.get(k) not in (None, "")},
             documents=_documents(outputdir, c.get("keep_files"), skipped)))
     systems = sorted({c.system for c in cases})
-    return cases, Run(label or ",".join(systems), "ReFrame run report", str(path), ",".join(systems),
+    return sweeps.unswept(cases), Run(label or ",".join(systems), "ReFrame run report", str(path), ",".join(systems),
                       info.get("hostname", ""), info.get("time_start", ""), info.get("version", ""),
                       info.get("cmdline", ""), len(cases))
 
@@ -173,7 +173,7 @@ def read_perflog(path, label, skipped):
     if header is None:
         raise RunsError(f"{path}: not a ReFrame perflog (no header line)")
     systems = sorted({c.system for c in cases})
-    return cases, Run(label or ",".join(systems), "ReFrame perflog", str(path), ",".join(systems), cases=len(cases))
+    return sweeps.unswept(cases), Run(label or ",".join(systems), "ReFrame perflog", str(path), ",".join(systems), cases=len(cases))
 
 
 def read_references(path, label):
@@ -207,7 +207,7 @@ def read_references(path, label):
     stated = [(label, str(path), s) for s in references.stated(doc)]
     run = Run(label, f"reference file ({prov.get('source', '?')})", str(path), prov["system"],
               started=str(prov.get("date", "")), cmdline=str(prov.get("measured_by", "")), cases=len(cases))
-    return cases, stated, run
+    return sweeps.unswept(cases), stated, run
 
 
 def document_cases(label, path, doc):
