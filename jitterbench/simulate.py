@@ -436,21 +436,35 @@ def halo_extrapolation(max_series_us, measured_tasks: int, tasks_list, rng: np.r
 
 
 def window_costs(trace: TraceInterrupts, window_us: float):
-    """The distribution of the detour cost a window of window_us meets at a uniformly random
-    offset of the (repeated) trace: (costs, probabilities), costs sorted and distinct.
+    """The distribution of the detour cost met by a call of window_us that starts at a uniformly
+    random instant of the (repeated) trace at which the task runs: (costs, probabilities), costs
+    sorted and distinct.
 
     The cost is that of the events starting inside [s, s + window), as TraceInterrupts counts
-    it. It changes only where s or s + window crosses an event, so it is constant between those
-    2E points; each piece has probability length / trace length. Exact, O(E log E).
+    it. A call cannot start inside a detour (the task is not running), so s is uniform over the
+    trace less the detours [time, time + cost): after a trace that takes a third of the CPU, a
+    window meets 1.5 times as many detours as one placed anywhere would. The cost changes only
+    where s or s + window crosses an event, so it is constant between those points; each piece
+    has probability (its running time) / (the trace's running time). Exact, O(E log E).
     """
-    laps, beta = divmod(float(window_us), trace.length)
-    cuts = np.sort(np.concatenate(([0.0, trace.length], trace.times, (trace.times - beta) % trace.length)))
+    L = trace.length
+    laps, beta = divmod(float(window_us), L)
+    ends = trace.times + np.diff(trace.cum)
+    cuts = np.sort(np.concatenate(([0.0, L], trace.times, (trace.times - beta) % L, ends % L)))
     lengths = np.diff(cuts)
     keep = lengths > 0
-    middle = cuts[:-1][keep] + lengths[keep] / 2
+    middle, lengths = cuts[:-1][keep] + lengths[keep] / 2, lengths[keep]
     cost = trace._cost_before(middle + beta) - trace._cost_before(middle) + laps * trace.cum[-1]
+    # inside a detour: after the start of some event, before the latest end so far (this lap's
+    # or, wrapping around, the last lap's)
+    latest = np.maximum.accumulate(ends)
+    last = np.searchsorted(trace.times, middle, side="right") - 1
+    inside = (np.where(last >= 0, latest[np.maximum(last, 0)], -np.inf) > middle) | (middle + L < latest[-1])
+    running = np.where(inside, 0.0, lengths)
+    if running.sum() <= 0:  # detours cover the whole trace: no instant to start at; take them all
+        running = lengths
     costs, where = np.unique(cost, return_inverse=True)
-    return costs, np.bincount(where, weights=lengths[keep]) / trace.length
+    return costs, np.bincount(where, weights=running) / running.sum()
 
 
 def halo_trace_prediction(max_series_us, measured_tasks: int, tasks_list, trace: TraceInterrupts,

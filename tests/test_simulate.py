@@ -290,3 +290,113 @@ def test_bad_trace_files_are_one_line(tmp_path):
         with pytest.raises(SimulationInputError) as err:
             sim.load_interrupt_trace(tmp_path / name)
         assert name in str(err.value) and "\n" not in str(err.value)
+
+
+# ---- the fast replay against a direct one ------------------------------------------------------
+
+def direct_replay(P, n, exchange_time):
+    """The schedule replayed processor by processor, gathering and scattering each round's pairs:
+    slow and plain, the reference the slot-shifting _play must match bit for bit."""
+    free, idle = np.zeros((P, n)), np.zeros((P, n))
+    for r, partner in enumerate(sim.schedule(P)):
+        a = np.flatnonzero(partner > np.arange(P))
+        b = partner[a]
+        start = np.maximum(free[a], free[b])
+        idle[a] += start - free[a]
+        idle[b] += start - free[b]
+        free[a] = free[b] = start + exchange_time(r, a, b, start)
+    return free, idle
+
+
+def hashed_times(r, a, b, start):
+    """A duration per round, pair and trial, whatever order the pairs come in."""
+    trial = np.arange(start.shape[1])
+    x = (r * 1000003 + a[:, None] * 7919 + b[:, None] * 104729 + trial * 15485863) % 9973
+    return 1.0 + x / 97.0
+
+
+@pytest.mark.parametrize("P", list(range(2, 20)) + [32, 33, 64])
+def test_the_replay_matches_a_direct_one_bit_for_bit(P):
+    finish, idle = sim._play(sim.schedule(P), 7, hashed_times)
+    want_finish, want_idle = direct_replay(P, 7, hashed_times)
+    assert np.array_equal(finish, want_finish) and np.array_equal(idle, want_idle)
+
+
+def test_play_refuses_another_schedule():
+    with pytest.raises(ValueError, match="schedule"):
+        sim._play(sim.schedule(6)[::-1], 1, hashed_times)
+
+
+def test_indices_are_exactly_uniform_where_multiply_and_shift_alone_are_not():
+    # m = 3 * 2^29: each 32-bit word u maps to u * 3/8, so without rejection the indices 0 and 1
+    # (mod 3) get 3 words of every 8 and 2 (mod 3) gets 2: 3/8, 3/8, 1/4. Rejection makes it 1/3 each.
+    m, k = 3 << 29, 300000
+    x = sim._uniform_indices(rng(1), m, k)
+    assert x.min() >= 0 and x.max() < m
+    share = np.bincount(x % 3, minlength=3) / k
+    assert np.abs(share - 1 / 3).max() < 4 * np.sqrt(2 / 9 / k), share
+    words = rng(1).bit_generator.random_raw(k // 2).view(np.uint32).astype(np.uint64)
+    biased = np.bincount(((words * np.uint64(m)) >> np.uint64(32)).astype(np.int64) % 3, minlength=3) / k
+    assert abs(biased[2] - 0.25) < 0.01  # what the check above would have caught
+    small = sim._uniform_indices(rng(2), 3, 90000)
+    assert np.abs(np.bincount(small) / 90000 - 1 / 3).max() < 0.01
+
+
+def test_resampled_exchanges_have_the_samples_distribution():
+    s = np.array([1.0, 2.0, 5.0])
+    out = sim.simulate_alltoall(s, 2, 60000, rng(4))  # P = 2: one exchange, total = its time
+    share = np.array([(out["total_us"] == v).mean() for v in s])
+    assert np.abs(share - 1 / 3).max() < 0.01
+
+
+# ---- the halo with a noise trace -----------------------------------------------------------------
+
+def test_window_costs_by_hand():
+    # Detours [100, 150) and [600, 610) of a 1000 us trace: the task runs 940 us of it. A 20 us
+    # call starting at s meets the first if s is in (80, 100], the second if s is in (580, 600].
+    trace = sim.TraceInterrupts([100.0, 600.0], [50.0, 10.0], 1000.0)
+    costs, probs = sim.window_costs(trace, 20.0)
+    assert costs.tolist() == [0.0, 10.0, 50.0]
+    assert probs == pytest.approx([900 / 940, 20 / 940, 20 / 940])
+    # two laps and 500 us: both detours twice, then exactly one of them, 500 us apart: the second
+    # if s is in (100, 600], of which the task runs (150, 600), else the first
+    costs, probs = sim.window_costs(trace, 2500.0)
+    assert costs.tolist() == [130.0, 170.0]
+    assert probs == pytest.approx([450 / 940, 490 / 940])
+
+
+@pytest.mark.parametrize("N0,N", [(1, 1), (1, 8), (2, 2), (2, 16)])
+def test_halo_trace_prediction_agrees_with_replaying_the_trace(N0, N):
+    # The same model played out: per call, a length b (the maximum of N/N0 measured calls) and N
+    # tasks at random instants of the trace at which they run, each meeting what starts in [s, s + b).
+    g = rng(5)
+    times = np.sort(g.uniform(0, 5000, 40))
+    trace = sim.TraceInterrupts(times, g.exponential(30, 40), 5000.0)
+    series = g.gamma(3, 20, 300)
+    pred = sim.halo_trace_prediction(series, N0, [N], trace, rng(6), groups=300)[N]
+    calls = 50000
+    b = series[g.integers(series.size, size=(calls, N // N0))].max(axis=1)
+    worst, met = np.zeros(calls), np.zeros(calls, bool)
+    ends = times + np.diff(trace.cum)
+    for _ in range(N):
+        s = g.uniform(0, 5000, calls)
+        redraw = np.arange(calls)
+        while redraw.size:  # instants inside a detour (or the last one's wrap into the lap) again
+            t = s[redraw]
+            redraw = redraw[((t[:, None] >= times) & (t[:, None] < ends)).any(axis=1) | (t + 5000 < ends.max())]
+            s[redraw] = g.uniform(0, 5000, redraw.size)
+        w = trace._cost_before(s + b) - trace._cost_before(s)
+        worst, met = np.maximum(worst, w), met | (w > 0)
+    replay = b + worst
+    assert abs(pred["max_mean"] - replay.mean()) < 4 * replay.std() / np.sqrt(calls)
+    assert abs(pred["detour_fraction"] - met.mean()) < 4 * np.sqrt(met.mean() * (1 - met.mean()) / calls) + 1e-9
+    assert pred["max_se"] > 0 and pred["detour_fraction_se"] >= 0
+
+
+def test_a_trace_of_zero_costs_gives_the_extrapolation_back():
+    series = skewed_sample(500)
+    quiet = sim.halo_extrapolation(series, 2, [2, 64], rng(1))
+    traced = sim.halo_trace_prediction(series, 2, [2, 64], sim.TraceInterrupts([10.0], [0.0], 100.0), rng(1))
+    for N in (2, 64):
+        assert traced[N]["max_mean"] == pytest.approx(quiet[N]["max_mean"], rel=1e-12)
+        assert traced[N]["detour_fraction"] == 0
