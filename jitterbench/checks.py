@@ -104,6 +104,9 @@ class MpiCheck(rfm.RunOnlyRegressionTest):
     # cyclic deals them round-robin (which ranks share a node decides which pairs cross)
     distribution = parameter(partition_distributions(), type=str, loggable=True)
     strict_references = variable(typ.Bool, value=False)
+    # what the job asked of the launcher (bind_ranks) and what the benchmark found ('# binding:')
+    binding_asked = variable(str, value="none", loggable=True)
+    binding = variable(str, value="", loggable=True)
     # a hung MPI (a lost node, a finalize that never returns) fails its check, not the run
     time_limit = "10m"
     # the variants the quick mode runs, {parameter: values}: the init hook tags them `quick`
@@ -147,6 +150,24 @@ class MpiCheck(rfm.RunOnlyRegressionTest):
         if self.job.launcher.registered_name == "srun":
             # a rank that dies ends the job step at once: its peers would wait on it until the time limit
             self.job.launcher.options += [f"--distribution={self.distribution}", "--kill-on-bad-exit=1"]
+
+    @run_after("setup")
+    def bind_ranks(self):
+        """Each rank to a core of its own, as the halo study binds its tasks, by the
+        launcher's own means: srun's --cpu-bind=cores (srun(1)), else the variables the
+        environment's MPI declares (extras bind_vars).  Only where the partition's cores
+        are its job's own (extras binding, default 'cores'; the virtual cluster's nodes
+        share theirs) and its nodes hold as many cores as this job has tasks there."""
+        extras = self.current_partition.extras
+        if extras.get("binding", "cores") != "cores" or self.tasks_per_node > extras.get("max_tasks_per_node", 1):
+            return
+        if self.job.launcher.registered_name == "srun":
+            self.job.launcher.options += ["--cpu-bind=cores"]
+        elif self.current_environ.extras.get("bind_vars"):
+            self.env_vars.update(self.current_environ.extras["bind_vars"])
+        else:
+            return
+        self.binding_asked = "cores"
 
     @run_after("setup")
     def system_references(self):
@@ -201,6 +222,9 @@ class JitterbenchCheck(MpiCheck):
     # timed calls (cycles) per run; 0 keeps the benchmark's own default.  The quick
     # mode sets fewer with -S calls=N.
     calls = variable(int, value=0, loggable=True)
+    # the benchmark's own watchdog (--timeout), below the job's time limit, so that a hung run
+    # fails naming the variant and call it was in; -S timeout=N, 0: none
+    timeout = variable(int, value=540, loggable=True)
     # message sizes the benchmark sweeps in its one run (--size), each a set of performance
     # variables (max_isend-recv_4096, ...); -S msg_sizes=A,B narrows them
     msg_sizes = variable(typ.List[int], value=[], loggable=True)
@@ -215,6 +239,7 @@ class JitterbenchCheck(MpiCheck):
     def set_calls(self):
         if self.calls:
             self.executable_opts += ["--calls", str(self.calls)]
+        self.executable_opts += ["--timeout", str(self.timeout)]
 
     def transports(self, partition):
         """The transports this job's messages use on partition: shared memory always, each
@@ -251,6 +276,7 @@ class JitterbenchCheck(MpiCheck):
         stdout = os.path.join(self.stagedir, self.stdout.evaluate())
         self.mpi_library = sn.evaluate(sn.extractsingle(r"^# mpi_library: (.*)$", stdout, 1)).strip()
         self.node_list = sn.evaluate(sn.extractsingle(r"^# node_list: (.*)$", stdout, 1)).strip()
+        self.binding = sn.evaluate(sn.extractsingle(r"^# binding: (\S+)", stdout, 1))
 
     def result(self, key, conv=float, where=None):
         """A field of the benchmark's JB_RESULT summary lines: of the one line that holds
@@ -274,8 +300,11 @@ class JitterbenchCheck(MpiCheck):
     def ran_and_validated(self):
         # a launch that failed on a node (a lost slurmd, say) is named first, node and all
         launch_errors = sn.extractall(r"^srun: error: (.*launch.*failed.*)$", self.stderr, 1)
+        # ranks bound to a common core measure each other, not the network
+        shared = sn.extractall(r"^# warning: (ranks \d+ and \d+ are bound to a common CPU.*)$", self.stdout, 1)
         return sn.all([
             sn.assert_false(launch_errors, msg="the launcher failed: {0}"),
+            sn.assert_false(shared, msg="{0}"),
             sn.assert_found(r"^JB_RESULT ", self.stdout, msg="no JB_RESULT summary line"),
             sn.assert_found(r"every payload arrived intact", self.stdout, msg="payload validation did not pass"),
         ])

@@ -31,6 +31,9 @@ class MPI:
     # names that jb-eager has shown to move the protocol switch (shm, here) or
     # that EagerCheck verifies where the transport exists (tcp, across nodes)
     eager_vars: dict = field(default_factory=dict)
+    # variables that make this MPI's own launcher bind each rank to a core (the
+    # ReFrame checks set them where a partition's cores are its own)
+    bind_vars: dict = field(default_factory=dict)
 
     def available(self) -> bool:
         path = self.env.get("PATH")
@@ -65,6 +68,9 @@ OPENMPI = MPI(
     oversubscribe=("--quiet",),
     # probed: 8 KiB -> 8136 bytes eager (ob1 keeps a 56-byte header)
     eager_vars={"shm": "OMPI_MCA_btl_vader_eager_limit", "tcp": "OMPI_MCA_btl_tcp_eager_limit"},
+    # mpirun's --bind-to core as its MCA parameter (mpirun(1) of Open MPI 4, "Mapping, Ranking,
+    # and Binding"); Open MPI 4 binds to cores by default only up to two ranks
+    bind_vars={"OMPI_MCA_hwloc_base_binding_policy": "core"},
 )
 
 # MPICH 5.0.2 from PyPI, not Debian's 4.0.2: across nodes 4.0.2 hangs in
@@ -77,7 +83,10 @@ OPENMPI = MPI(
 # moves that down only (32 KiB cells abort at start), so no shm variable is declared.
 MPICH = MPI(name="mpich", mpicc=str(MPICH_ROOT / "bin" / "mpicc"), mpirun=str(MPICH_ROOT / "bin" / "mpiexec"),
             env={"PATH": str(MPICH_ROOT / "bin")},
-            eager_vars={"tcp": "UCX_RNDV_THRESH"})
+            eager_vars={"tcp": "UCX_RNDV_THRESH"},
+            # Hydra's -bind-to core as its variable (MPICH wiki, "Using the Hydra Process
+            # Manager", environment settings); unset, Hydra binds nothing
+            bind_vars={"HYDRA_BINDING": "core"})
 
 # Intel MPI needs its root, libraries and libfabric providers named, and its
 # bin first on PATH, or its mpirun finds another MPI's hydra (../shared/notes/mpi.md).
@@ -97,6 +106,8 @@ INTELMPI = MPI(
     # I_MPI_SHM_CELL_FWD_SIZE, I_MPI_EAGER_THRESHOLD nor
     # MPIR_CVAR_CH4_SHM_POSIX_EAGER_MAX_MSG_SIZE moves that.
     eager_vars={},
+    # one core per rank (Intel MPI Developer Reference, I_MPI_PIN and I_MPI_PIN_DOMAIN)
+    bind_vars={"I_MPI_PIN": "1", "I_MPI_PIN_DOMAIN": "core"},
 )
 
 ALL = (OPENMPI, MPICH, INTELMPI)

@@ -39,7 +39,7 @@ def environment(flavour, system, **env):
         "features": ["mpi", flavour.name],
         "cc": flavour.mpicc,
         "env_vars": [[k, v] for k, v in env_vars.items()],
-        "extras": {"eager_vars": flavour.eager_vars},
+        "extras": {"eager_vars": flavour.eager_vars, "bind_vars": flavour.bind_vars},
     }
 
 

@@ -43,6 +43,9 @@ SYSTEM = {
         "environs": [e["name"] for e in ENVIRONMENTS],
         "features": ["mpi"],
         "max_jobs": 1,
-        "extras": {"max_nodes": NODES, "max_tasks_per_node": os.cpu_count(), "transports": ["shm", "tcp"]},
+        # binding none: every node is this machine's same cores, so ranks of two nodes bound
+        # to "their" cores would share them
+        "extras": {"max_nodes": NODES, "max_tasks_per_node": os.cpu_count(), "transports": ["shm", "tcp"],
+                   "binding": "none"},
     }],
 }
