@@ -45,11 +45,13 @@ _common_options = ["--exec-policy=serial", f"--report-junit={OUTPUT}/junit.xml",
 # every node count the partitions have (powers of two and the partition's size), two tasks
 # per node, the MPI's default eager limit (the eager check also sets 8 KiB: it proves the
 # variable moves the switch), block distribution (ping-pong also cyclic: it decides which
-# pairs cross nodes), one pattern or send mode per check (halo: both placements; torus: with
-# and without overlapped work; all-to-all: both methods), every message size in its one
-# run, 100 timed calls.  A system module may add options to both modes (ONLY: e.g. -n, -x,
-# -S) and replace the quick mode's own (QUICK).
-QUICK = ["-S", "calls=100"]
+# pairs cross nodes), both halo placements, the torus with and without overlapped work.
+# Inside each run it narrows what the benchmark sweeps to one pattern or send mode (-S: halo
+# isend-recv, ping-pong send with one message, torus isend) over every message size, and
+# 100 timed calls.  A system module may add options to both modes (ONLY: e.g. -n, -x, -S)
+# and replace the quick mode's own (QUICK).
+QUICK = ["-S", "calls=100", "-S", "HaloCheck.patterns=isend-recv", "-S", "PingPongCheck.modes=send",
+         "-S", "PingPongCheck.messages=1", "-S", "TorusCheck.patterns=isend"]
 _STRICT = ["-S", "require_reference=1", "-S", "strict_references=1"]
 
 
