@@ -55,6 +55,10 @@ def run_seconds(v):
         return LAUNCH_S + FIXED_S["osu"]
     if benchmark == "eager":
         return LAUNCH_S + FIXED_S["eager"] * (2 if v["nodes"] > 1 else 1)
+    if benchmark == "noise":  # a probe of fixed length, every core at once
+        return LAUNCH_S + float(v.get("duration") or 5)
+    if benchmark not in WARMUP:  # a check this model does not know yet: its launch alone, counted
+        return LAUNCH_S
     tasks = v["nodes"] * v["tasks_per_node"]
     sizes, calls = v.get("msg_sizes") or [], v.get("calls") or 0
     per_call = {  # seconds of one call at one size: what each benchmark sends in it
