@@ -92,12 +92,11 @@ int main(int argc, char **argv)
     jb_options_done(&ctx, optind);
     if (!sizes)
         jb_option(&ctx, "--size", jb_parse_size_list("1K", &sizes, &nsizes, err), err);
-    size_t max_size = 0, per_call;
+    size_t max_size = jb_largest(sizes, nsizes), per_call;
     for (int i = 0; i < nsizes; i++) {
         /* MPI counts are int: a whole send buffer, as MPI_Alltoall's displacements see it, stays below 2^31 */
         if (jb_mul(sizes[i], (size_t)ctx.size, &per_call) || per_call > 0x7fffffff)
             jb_fail(&ctx, "--size: %zu bytes to each of %d tasks is 2G or more per task", sizes[i], ctx.size);
-        max_size = sizes[i] > max_size ? sizes[i] : max_size;
     }
     if (samples_path && !methods[METHOD_PAIRWISE])
         jb_fail(&ctx, "--samples needs the pairwise method");

@@ -355,9 +355,7 @@ int main(int argc, char **argv)
     if (o.dim >= t->ndims || t->dims[o.dim] < 2)
         jb_fail(&ctx, "--dim %ld: the topology has no such dimension of 2 or more nodes", o.dim);
 
-    size_t max_bytes = 0;
-    for (int i = 0; i < o.nsizes; i++)
-        max_bytes = o.sizes[i] > max_bytes ? o.sizes[i] : max_bytes;
+    size_t max_bytes = jb_largest(o.sizes, o.nsizes);
     jb_memory m = {0};
     jb_memory_add(&m, "--size (a send and a receive buffer)", 2, max_bytes + 1);
     jb_memory_add(&m, "--calls (mean latency per call)", (size_t)ctx.opt.calls, sizeof(double));

@@ -54,6 +54,8 @@ int jb_parse_long(const char *text, long lo, long hi, long *out, char *err);
 int jb_parse_long_list(const char *text, long lo, long hi, long **out, int *count, char *err);
 /* A finite number in [lo, hi] (no inf, no nan). */
 int jb_parse_double(const char *text, double lo, double hi, double *out, char *err);
+/* The largest of n sizes (0 when n is 0): what a run's buffers must hold. */
+size_t jb_largest(const size_t *v, int n);
 /* "AxB" or "AxBxC": positive dimensions, at most maxdims of them, whose
  * product fits an int (a task count). */
 int jb_parse_dims(const char *text, int maxdims, int *dims, int *ndims, char *err);

@@ -222,6 +222,14 @@ int jb_parse_long_list(const char *text, long lo, long hi, long **out, int *coun
     return 0;
 }
 
+size_t jb_largest(const size_t *v, int n)
+{
+    size_t most = 0;
+    for (int i = 0; i < n; i++)
+        most = v[i] > most ? v[i] : most;
+    return most;
+}
+
 int jb_parse_dims(const char *text, int maxdims, int *dims, int *ndims, char *err)
 {
     const char *p = text;

@@ -135,11 +135,8 @@ static void parse_options(jb_ctx *ctx, int argc, char **argv, halo_options *o)
     L->px = px ? (int)px : halo_default_px(ctx->size, 16);
     jb_option(ctx, "decomposition", halo_layout_setup(L, ctx->size, err), err);
 
-    size_t largest = 0;
-    for (int i = 0; i < o->nsizes; i++)
-        largest = o->ns_sizes[i] > largest ? o->ns_sizes[i] : largest;
-    for (int i = 0; i < o->nsizes; i++)
-        largest = o->ew_sizes[i] > largest ? o->ew_sizes[i] : largest;
+    size_t ns_most = jb_largest(o->ns_sizes, o->nsizes), ew_most = jb_largest(o->ew_sizes, o->nsizes),
+           largest = ns_most > ew_most ? ns_most : ew_most;
     jb_memory m = {0};
     jb_memory_add(&m, "--size (a send and a receive buffer per direction)", 2 * NDIRS, largest + 1);
     jb_calls_memory(&m, ctx->opt.calls);

@@ -51,12 +51,8 @@ static long most_messages(const pp_options *o)
 /* The largest message: a size, or a whole total (sent as one message when n = 1). */
 static size_t largest_message(const pp_options *o)
 {
-    size_t most = 0;
-    for (int i = 0; i < o->nsizes; i++)
-        most = o->sizes[i] > most ? o->sizes[i] : most;
-    for (int i = 0; i < o->ntotals; i++)
-        most = o->totals[i] > most ? o->totals[i] : most;
-    return most;
+    size_t sizes = jb_largest(o->sizes, o->nsizes), totals = jb_largest(o->totals, o->ntotals);
+    return sizes > totals ? sizes : totals;
 }
 
 static void parse(jb_ctx *ctx, int argc, char **argv, pp_options *o)

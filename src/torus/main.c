@@ -39,14 +39,6 @@ static void add_vectors(void *ctx)
         v->a[i] += v->b[i];
 }
 
-static size_t largest(const size_t *v, int n)
-{
-    size_t most = 0;
-    for (int i = 0; i < n; i++)
-        most = v[i] > most ? v[i] : most;
-    return most;
-}
-
 static void parse(jb_ctx *ctx, int argc, char **argv, torus_options *o)
 {
     static const struct option longopts[] = {
@@ -94,14 +86,14 @@ static void parse(jb_ctx *ctx, int argc, char **argv, torus_options *o)
             jb_fail(ctx, "--work: arrays above 1G are not supported");
     /* MPI_Buffer_attach takes an int: room for every message in flight at once */
     size_t bsend;
-    if (jb_mul(2 * (size_t)o->ndims, largest(o->sizes, o->nsizes) + MPI_BSEND_OVERHEAD, &bsend) || bsend > 0x7fffffff)
+    if (jb_mul(2 * (size_t)o->ndims, jb_largest(o->sizes, o->nsizes) + MPI_BSEND_OVERHEAD, &bsend) || bsend > 0x7fffffff)
         jb_fail(ctx, "--ndims x --size: %d messages of the largest size need more than the 2^31 - 1 bytes "
                      "MPI_Buffer_attach can take", 2 * o->ndims);
     jb_memory m = {0};
     jb_memory_add(&m, "--size (a send and a receive buffer per direction)", 4 * (size_t)o->ndims,
-                  largest(o->sizes, o->nsizes) + 1);
+                  jb_largest(o->sizes, o->nsizes) + 1);
     jb_memory_add(&m, "--size (the MPI_Ibsend buffer)", 1, bsend);
-    jb_memory_add(&m, "--work (two arrays)", 2, largest(o->works, o->nworks) + 8);
+    jb_memory_add(&m, "--work (two arrays)", 2, jb_largest(o->works, o->nworks) + 8);
     jb_calls_memory(&m, ctx->opt.calls);
     jb_memory_check(ctx, &m);
     if (!o->patterns_given)
@@ -183,7 +175,7 @@ int main(int argc, char **argv)
     for (int k = 0; k < o.ndims; k++)
         MPI_Cart_shift(t.comm, k, 1, &t.nb[2 * k], &t.nb[2 * k + 1]);
 
-    size_t max_size = largest(o.sizes, o.nsizes), max_work = largest(o.works, o.nworks);
+    size_t max_size = jb_largest(o.sizes, o.nsizes), max_work = jb_largest(o.works, o.nworks);
     for (int d = 0; d < 2 * o.ndims; d++) {
         t.send[d] = jb_alloc(&ctx, max_size + 1, 1, "--size");
         t.recv[d] = jb_alloc(&ctx, max_size + 1, 1, "--size");
