@@ -9,7 +9,7 @@ runs nothing) so the plan holds exactly the variants the mode selects; each
 variant becomes one test case per partition it fits and programming environment
 it takes, as ReFrame concretises it.  A case's machine time is its nodes times
 its duration: the duration a previous run measured for the same case with the
-same calls (--from a run's report.json), else the cost model below.  Cases a
+same calls (--from a run's report.json), else its descriptor's cost model.  Cases a
 check skips when it runs (an eager limit the MPI has no variable for, OSU not
 installed) are counted: they are known only there.
 """
@@ -18,7 +18,6 @@ from __future__ import annotations
 import argparse
 import importlib.util
 import json
-import math
 import os
 import shutil
 import subprocess
@@ -28,49 +27,20 @@ from collections import defaultdict
 from dataclasses import dataclass
 from pathlib import Path
 
+from . import benchmarks
+
 REPO = Path(__file__).resolve().parent.parent
 DEFAULT_CONFIG = REPO / "systems" / "config.py"
 
-# ---- the cost model: rough on purpose, a machine's own run (--from) replaces it ----------
+# ---- the cost model: each benchmark's descriptor models its run (Descriptor.cost) -----------
 LAUNCH_S = 5.0            # a job's start and end: the launcher, MPI_Init, MPI_Finalize
-LATENCY_S = 5e-6          # one message, small
-BANDWIDTH_B_S = 1e9       # one message's bytes, large
-WORK_B_S = 2e9            # the torus check's vector add (bytes of one array a second)
-FIXED_S = {"eager": 10.0, "osu": 30.0}  # a probe per pair of tasks; OSU's sizes up to 1 MB
-WARMUP = {"halo": 50, "pingpong": 20, "torus": 50, "alltoall": 10, "contention": 10}  # each benchmark's own
-
-
-def message_s(size):
-    return LATENCY_S + size / BANDWIDTH_B_S
-
-
-def barrier_s(tasks):
-    return 2 * math.ceil(math.log2(max(tasks, 2))) * LATENCY_S
 
 
 def run_seconds(v):
-    """The modelled seconds of one run of a variant (a --describe record)."""
-    benchmark = v.get("benchmark") or ""
-    if benchmark.startswith("osu_"):
-        return LAUNCH_S + FIXED_S["osu"]
-    if benchmark == "eager":
-        return LAUNCH_S + FIXED_S["eager"] * (2 if v["nodes"] > 1 else 1)
-    if benchmark == "noise":  # a probe of fixed length, every core at once
-        return LAUNCH_S + float(v.get("duration") or 5)
-    if benchmark not in WARMUP:  # a check this model does not know yet: its launch alone, counted
-        return LAUNCH_S
-    tasks = v["nodes"] * v["tasks_per_node"]
-    sizes, calls = v.get("msg_sizes") or [], v.get("calls") or 0
-    per_call = {  # seconds of one call at one size: what each benchmark sends in it
-        "halo": lambda s: barrier_s(tasks) + 4 * message_s(s),
-        "pingpong": lambda s: sum(2 * n * message_s(s) for n in v.get("messages", [1])),
-        "torus": lambda s: barrier_s(tasks) + 2 * v.get("ndims", 1) * message_s(s) + v.get("work", 0) / WORK_B_S,
-        "alltoall": lambda s: barrier_s(tasks) + (tasks - 1) * message_s(s),
-        "contention": lambda s: barrier_s(tasks) + 2 * message_s(s) * len(v.get("distances") or [1]),
-    }[benchmark]
-    # patterns, send modes or methods run one after the other; with work, twice (after, before)
-    words = len(v.get("patterns") or v.get("modes") or v.get("methods") or [None]) * (2 if v.get("work") else 1)
-    return LAUNCH_S + words * (calls + WARMUP[benchmark]) * sum(per_call(s) for s in sizes)
+    """The modelled seconds of one run of a variant (a --describe record): its launch and
+    what its check's descriptor models; a check without a descriptor, its launch alone."""
+    described = benchmarks.by_check(v.get("@class"))
+    return LAUNCH_S + (described.cost(v) if described else 0.0)
 
 
 # ---- the plan ----------------------------------------------------------------------------
@@ -210,7 +180,7 @@ def summary(system, mode, planned, listed=False):
     lines.append(row("total", planned))
     measured = sum(c.measured for c in planned)
     lines.append(f"{len(planned)} test case(s); durations: {measured} measured in a previous run (--from), "
-                 f"{len(planned) - measured} from the cost model (jitterbench/plan.py); time is run one after "
+                 f"{len(planned) - measured} from the benchmarks' descriptors' cost model; time is run one after "
                  "the other, as the modes run")
     return "\n".join(lines)
 

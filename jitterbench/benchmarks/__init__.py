@@ -11,6 +11,7 @@ never name a benchmark themselves:
     references  Descriptor.counterparts: the metrics a paper's stated value may name
     cli         Descriptor.summary: `jitterbench summarize`'s columns
     sweeps      Descriptor.swept: the word a run sweeps in its variables' names
+    plan        Descriptor.cost: the modelled seconds of one run
 
 This package imports nothing that draws (figures imports matplotlib only to draw), so
 that the ReFrame side (sweeps) may read it.
@@ -76,6 +77,9 @@ class Descriptor:
     # (one label's measured cases, the stated entry's `at`) -> the measured value, or None
     counterparts: dict = field(default_factory=dict)
     summary: tuple = ()           # Columns of one result in `jitterbench summarize`, after its MPI
+    # `jitterbench plan`'s model of one run's seconds, launch aside, from a variant (a ReFrame
+    # --describe record); built from jitterbench.benchmarks._cost
+    cost: Callable[[dict], float] = lambda v: 0.0
 
 
 # ---- what the descriptors share ------------------------------------------------------------
@@ -103,7 +107,9 @@ def results_of(cases, benchmark):
 # ---- the registry --------------------------------------------------------------------------
 
 def _discover() -> tuple:
-    found = [importlib.import_module(f"{__name__}.{m.name}").DESCRIPTOR for m in pkgutil.iter_modules(__path__)]
+    # every module a descriptor, but the helpers they share (_cost)
+    found = [importlib.import_module(f"{__name__}.{m.name}").DESCRIPTOR for m in pkgutil.iter_modules(__path__)
+             if not m.name.startswith("_")]
     for key in ("check", "benchmark"):
         names = [getattr(d, key) for d in found if getattr(d, key)]
         twice = sorted({n for n in names if names.count(n) > 1})

@@ -5,7 +5,7 @@ import statistics
 from collections import defaultdict
 
 from ..figures import MAX_LINES, case_lines, figure, finish, fmt, histogram_line, results, results_mpi, subplots, text
-from . import Column, Descriptor, median, of, results_of, values
+from . import Column, Descriptor, _cost as cost, median, of, results_of, values
 
 CHECK, BENCHMARK = "AlltoallCheck", "alltoall"
 
@@ -99,6 +99,8 @@ def exchange_sd(cases, at):
 
 DESCRIPTOR = Descriptor(
     check=CHECK, benchmark=BENCHMARK, order=40, cases=cases_of, swept="method",
+    cost=lambda v: cost.sweep_s(v, 10, lambda s: cost.barrier_s(cost.tasks(v)) + (cost.tasks(v) - 1) *
+                                cost.message_s(s)),
     figures=(alltoall_throughput, alltoall_idle),
     distribution=("method", "size"),
     counterparts={"alltoall_throughput": throughput, "exchange_mean_us": exchange_mean,

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from ..figures import case_lines, figure, finish, fmt, grouped
-from . import Column, Descriptor, of, values
+from . import Column, Descriptor, _cost as cost, of, values
 
 CHECK, BENCHMARK = "ContentionCheck", "contention"
 
@@ -44,6 +44,8 @@ def max_slowdown(cases, at):
 
 DESCRIPTOR = Descriptor(
     check=CHECK, benchmark=BENCHMARK, order=50, cases=cases_of,
+    cost=lambda v: cost.sweep_s(v, 10, lambda s: cost.barrier_s(cost.tasks(v)) + 2 * cost.message_s(s) *
+                                len(v.get("distances") or [1])),
     figures=(contention,),
     counterparts={"contention_max_slowdown": max_slowdown},
     summary=(Column.text("pattern", "pattern"), Column.text("size", "size"), Column.text("hops", "hops"),

@@ -2,7 +2,7 @@
 from __future__ import annotations
 
 from ..figures import MAX_LINES, case_lines, figure, finish, fmt, grouped, results, results_mpi, subplots, text
-from . import Column, Descriptor, median, results_of, values
+from . import Column, Descriptor, _cost as cost, median, results_of, values
 
 CHECK, BENCHMARK = "HaloCheck", "halo"
 
@@ -77,6 +77,7 @@ def _size(r):
 
 DESCRIPTOR = Descriptor(
     check=CHECK, benchmark=BENCHMARK, order=10, cases=cases_of, swept="pattern",
+    cost=lambda v: cost.sweep_s(v, 50, lambda s: cost.barrier_s(cost.tasks(v)) + 4 * cost.message_s(s)),
     figures=(halo_scaling, halo_traces),
     distribution=("pattern", "placement", "ns_size"),
     counterparts={"halo_off_node_per_node": off_node_per_node},

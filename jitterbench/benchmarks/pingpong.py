@@ -5,7 +5,7 @@ import statistics
 from collections import defaultdict
 
 from ..figures import figure, finish, fmt, line_plot, subplots
-from . import Column, Descriptor, median, of, values
+from . import Column, Descriptor, _cost as cost, median, of, values
 
 CHECK, BENCHMARK = "PingPongCheck", "pingpong"
 
@@ -87,6 +87,7 @@ def small_message_latency(cases, at):
 
 DESCRIPTOR = Descriptor(
     check=CHECK, benchmark=BENCHMARK, order=20, cases=cases_of, swept="mode",
+    cost=lambda v: cost.sweep_s(v, 20, lambda s: sum(2 * n * cost.message_s(s) for n in v.get("messages", [1]))),
     figures=(pingpong_speed, pingpong_split),
     distribution=("mode", "size"),
     counterparts={"pingpong_peak_speed": peak_speed, "small_message_latency_us": small_message_latency},

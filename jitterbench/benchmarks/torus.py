@@ -6,7 +6,7 @@ import statistics
 from collections import defaultdict
 
 from ..figures import case_lines, figure, finish, fmt, line_plot, subplots
-from . import Column, Descriptor, values
+from . import Column, Descriptor, _cost as cost, values
 
 CHECK, BENCHMARK = "TorusCheck", "torus"
 
@@ -75,6 +75,8 @@ def overlap(col):
 
 DESCRIPTOR = Descriptor(
     check=CHECK, benchmark=BENCHMARK, order=30, cases=cases_of, swept="pattern",
+    cost=lambda v: cost.sweep_s(v, 50, lambda s: cost.barrier_s(cost.tasks(v)) + 2 * v.get("ndims", 1) *
+                                cost.message_s(s) + v.get("work", 0) / cost.WORK_B_S),
     figures=(torus_dims, overlap),
     distribution=("pattern", "size", "work"),
     summary=(Column.text("pattern", "pattern"), Column.text("dims", "ndims"), Column.text("size", "size"),
