@@ -204,11 +204,11 @@ def _play(sched: np.ndarray, n: int, exchange_time):
 def _replay(P: int, n: int, exchange_time, rounds, pairs: bool = True):
     """Replays schedule(P) for n independent trials at once; returns (finish, idle), each (P, n).
 
-    rounds is _rounds(P). exchange_time(r, a, b, start) gives the
-    durations of round r's exchanges, between processors a[k] < b[k], starting at start[k, trial];
-    any shape that broadcasts to start's (pairs, n) (without `pairs`, a and b are None). Both
-    partners share one duration: the exchange ends for both at once. An exchange starts when both
-    partners are free; the earlier one is idle until then.
+    rounds is _rounds(P). exchange_time(r, a, b, start) gives the durations of round r's
+    exchanges, between processors a[k] < b[k], starting at start[k, trial]; any shape that
+    broadcasts to start's (pairs, n) (without `pairs`, a and b are None). Both partners share one
+    duration: the exchange ends for both at once. An exchange starts when both partners are free;
+    the earlier one is idle until then.
 
     After an exchange both partners are free at the same time, so the state is one free time per
     slot of _rounds, and a round is: start[q] = max(free[q + 1], free[q - 1]) (reflected at the
@@ -250,7 +250,7 @@ def _replay(P: int, n: int, exchange_time, rounds, pairs: bool = True):
 
 
 def _uniform_indices(rng: np.random.Generator, m: int, k: int, out: "np.ndarray | None" = None) -> np.ndarray:
-    """k independent draws, each uniform on 0 .. m - 1 exactly (0 < m < 2^31), as an intp array.
+    """k independent draws, each uniform on 0 .. m - 1 exactly (0 < m < 2^31), as an int64 array.
 
     Lemire's multiply-and-shift of uniform 32-bit words, rejecting (and drawing again) the
     2^32 mod m words that would favour some values: the method of numpy's own integers(), here
@@ -269,7 +269,7 @@ def _uniform_indices(rng: np.random.Generator, m: int, k: int, out: "np.ndarray 
         bad = np.flatnonzero(low < threshold)
         x[bad] = words(bad.size).astype(np.uint64) * np.uint64(m)
     np.right_shift(x, np.uint64(32), out=x)
-    return x.view(np.intp)
+    return x.view(np.int64)
 
 
 def _sampler(samples: np.ndarray, rng: np.random.Generator):
