@@ -6,12 +6,15 @@ import os
 import signal
 import subprocess
 from dataclasses import dataclass
+from pathlib import Path
 
 import pytest
 
 from jitterbench import mpi as mpis
 
 HANG_LIMIT_S = 120
+# every benchmark of src/: a folder with a main.c
+BENCHMARKS = sorted(p.parent.name for p in (Path(__file__).resolve().parents[1] / "src").glob("*/main.c"))
 
 
 @dataclass
@@ -80,7 +83,7 @@ def mpi(request):
     m = mpis.by_name(request.param)
     if not m.available():
         pytest.skip(f"{m.name} is not installed ({m.mpicc} or {m.mpirun} not on PATH)")
-    for benchmark in ("halo", "eager", "pingpong", "torus", "alltoall", "contention", "noise"):
+    for benchmark in BENCHMARKS:
         if not m.binary(benchmark).exists():
             pytest.fail(f"{m.binary(benchmark)} is missing: run ci/setup.sh first")
     return m
