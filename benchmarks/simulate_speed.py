@@ -1,24 +1,67 @@
-"""How fast the all-to-all simulator runs: trials per second at 32, 256 and 1,024 processors.
+"""How fast the simulators run, on the cases issue 18 sets targets for.
 
-A benchmark script, not a test: timings on a shared 2-core machine are noise
-to assert on, but worth printing side by side.  Run: .venv/bin/python benchmarks/simulate_speed.py
+  simulate alltoall: 100,000 trials at P = 32 (target 0.5 s) and 1,000 trials at P = 1,024 (2 s)
+  simulate halo: a prediction at 100,000 tasks from a 16-task run of 1,000 calls, as the command
+      makes it: the G^(N/N0) extrapolation, the uncoupled limit and the replay of a noise trace
+      (a 5 s trace of a 250 Hz tick and rare 2 ms detours), with the peak memory it allocates.
+
+Medians of --repeats runs, wall-clock and CPU seconds: on a shared machine the CPU time is the
+steadier of the two. A benchmark script, not a test: timings on a shared 2-core machine are
+noise to assert on, but worth printing side by side.
+Run: .venv/bin/python benchmarks/simulate_speed.py [--repeats 5]
 """
+import argparse
 import time
+import tracemalloc
 
 import numpy as np
 
 from jitterbench import simulate
+
+parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+parser.add_argument("--repeats", type=int, default=5)
+repeats = parser.parse_args().repeats
 
 # right-skewed exchange times with the SP2 study's 1 KiB mean and deviation (173 us, 58 us)
 rng = np.random.default_rng(1)
 shape = (173 / 58) ** 2
 sample = rng.gamma(shape, 173 / shape, 20000)
 
-print(f"{'P':>6} {'trials':>8} {'seconds':>8} {'trials/s':>10}  (plain; with interrupts)")
-for P, trials in ((32, 100000), (256, 4000), (1024, 200)):
-    row = []
-    for interrupts in (None, simulate.Interrupts(6025.0, 20.0, 1e-5, 500.0)):
-        start = time.perf_counter()
-        simulate.simulate_alltoall(sample, P, trials, np.random.default_rng(2), interrupts)
-        row.append((time.perf_counter() - start, trials / (time.perf_counter() - start)))
-    print(f"{P:>6} {trials:>8} {row[0][0]:>8.2f} {row[0][1]:>10.0f}  ; {row[1][1]:.0f}")
+# the halo inputs: per-call MAX of 16 tasks, a histogram's per-task times, a noise trace
+series = rng.gamma(9.0, 50 / 9, 1000)
+per_task = np.repeat(np.geomspace(20, 400, 20), rng.integers(1, 500, 20))
+ticks = np.arange(0, 5e6, 4000.0)
+rare = np.sort(rng.uniform(0, 5e6, 10))
+times = np.concatenate((ticks, rare))
+order = np.argsort(times, kind="stable")
+trace = simulate.TraceInterrupts(times[order], np.concatenate((np.full(ticks.size, 5.0), np.full(10, 2000.0)))[order],
+                                 5e6)
+
+
+def halo(N=100000, calls=1000):
+    r = np.random.default_rng(2)
+    simulate.halo_extrapolation(series, 16, [N], r)
+    simulate.halo_prediction(per_task, [N], r, calls, barrier_coupled=False, n_boot=5)
+    simulate.halo_trace_prediction(series, 16, [N], trace, r)
+
+
+cases = [("alltoall P=32, 100,000 trials", 0.5, lambda: simulate.simulate_alltoall(sample, 32, 100000, np.random.default_rng(2))),
+         ("alltoall P=1024, 1,000 trials", 2.0, lambda: simulate.simulate_alltoall(sample, 1024, 1000, np.random.default_rng(2))),
+         ("halo 100,000 tasks, 1,000 calls", 10.0, halo)]
+times_of = {name: [] for name, _, _ in cases}
+for _ in range(repeats):  # interleaved, so a busy spell of the machine touches every case alike
+    for name, _, run in cases:
+        wall, cpu = time.perf_counter(), time.process_time()
+        run()
+        times_of[name].append((time.perf_counter() - wall, time.process_time() - cpu))
+
+tracemalloc.start()
+halo()
+peak_mb = tracemalloc.get_traced_memory()[1] / 1e6
+tracemalloc.stop()
+
+print(f"{'case':32} {'target s':>8} {'wall s':>7} {'cpu s':>6}   (medians of {repeats})")
+for name, target, _ in cases:
+    wall, cpu = np.median(times_of[name], axis=0)
+    print(f"{name:32} {target:>8.1f} {wall:>7.2f} {cpu:>6.2f}")
+print(f"halo at 100,000 tasks allocates at most {peak_mb:.0f} MB")
