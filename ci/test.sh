@@ -19,6 +19,12 @@ if [ "$(cat .deps/gitlab-ci-local/.installed 2>/dev/null)" != $GITLAB_CI_LOCAL ]
         "gitlab-ci-local@$GITLAB_CI_LOCAL" >/dev/null
     echo $GITLAB_CI_LOCAL > .deps/gitlab-ci-local/.installed
 fi
+# gitlab-ci-local copies the project into its build folder with rsync
+if ! command -v rsync >/dev/null && [ "$(id -u)" = 0 ]; then
+    echo "[test] installing rsync from Debian (gitlab-ci-local needs it)"
+    apt-get update -qq >/dev/null
+    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends rsync >/dev/null
+fi
 # Debian's chromium renders the HTML report in tests/test_report.py
 if ! command -v chromium >/dev/null && [ "$(id -u)" = 0 ]; then
     echo "[test] installing chromium from Debian"
