@@ -222,10 +222,14 @@ def ring_run(ring, tmp_path_factory):
 
 def test_without_contention_a_large_message_takes_the_link_rate_whatever_the_hops(ring_run):
     """One pair at a time: links in series pipeline the message, so hops add only the
-    forwarding of one packet per node (microseconds, within the noise of six ranks on two cores)."""
+    forwarding of one packet per node (microseconds, within the noise of six ranks on two cores).
+    Side by side in one run: the three distances agree, and none beats one link's rate.  How far
+    above that rate a shaped link delivers depends on the kernel's shaper, not on the benchmark
+    (this VM's tbf: about 1.4 x), so no upper bound is asserted."""
     predicted_us = 65536 * 8 / RATE_MBIT  # one way, at the rate of one link
-    for h in (1, 2, 3):
-        assert 0.7 * predicted_us < ring_run[("hops", 65536, h)]["latency_p50_us"] < 1.2 * predicted_us
+    latency = {h: ring_run[("hops", 65536, h)]["latency_p50_us"] for h in (1, 2, 3)}
+    assert min(latency.values()) > 0.7 * predicted_us, (latency, predicted_us)
+    assert max(latency.values()) < 1.2 * min(latency.values()), latency
     assert [ring_run[("hops", size, h)]["partner"] for size in (8, 65536) for h in (1, 2, 3)] == ["1", "2", "3"] * 2
 
 
