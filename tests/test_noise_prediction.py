@@ -96,10 +96,11 @@ def openmpi():
 
 
 def pinned(m, cpu, argv):
-    """Runs argv as one Open MPI rank on this CPU only (taskset's mask, Open MPI binding nothing)."""
+    """Runs argv as one Open MPI rank on this CPU only (taskset's mask, Open MPI binding nothing),
+    at nice 19 so that the interrupter preempts it on waking, as an interrupt does (test_noise says why)."""
     cmd, env = m.launch(1, argv)
     env["OMPI_MCA_hwloc_base_binding_policy"] = "none"
-    run = subprocess.run(["taskset", "-c", str(cpu), *map(str, cmd)], env=env, capture_output=True, text=True,
+    run = subprocess.run(["nice", "-n", "19", "taskset", "-c", str(cpu), *map(str, cmd)], env=env, capture_output=True, text=True,
                          timeout=120)
     assert run.returncode == 0, run.stderr
 
