@@ -112,7 +112,7 @@ void jb_calls_report(jb_ctx *ctx, const jb_calls *s, int series)
     jb_result_num(ctx, "avg_us", mean_avg, 1);
     jb_result_num(ctx, "min_us", mean_min, 1);
     jb_result_num(ctx, "jitter", mean_max / mean_avg, 1);
-    jb_result_num(ctx, "t_max_us", s->task_mean_max, 0);
+    jb_result_num(ctx, "t_max_us", s->task_mean_max, 1);
     jb_result_num(ctx, "t_min_us", s->task_mean_min, 0);
     jb_result_num(ctx, "p50_us", per_call_max.p50, 1);
     jb_result_num(ctx, "p90_us", per_call_max.p90, 0);
