@@ -107,6 +107,7 @@ class MpiCheck(rfm.RunOnlyRegressionTest):
     # what the job asked of the launcher (bind_ranks) and what the benchmark found ('# binding:')
     binding_asked = variable(str, value="none", loggable=True)
     binding = variable(str, value="", loggable=True)
+    cpu_sets = variable(str, value="", loggable=True)  # node:CPUs of the first 64 ranks ('# cpu_sets:')
     # a hung MPI (a lost node, a finalize that never returns) fails its check, not the run
     time_limit = "10m"
     # the variants the quick mode runs, {parameter: values}: the init hook tags them `quick`
@@ -279,6 +280,7 @@ class JitterbenchCheck(MpiCheck):
         self.mpi_library = sn.evaluate(sn.extractsingle(r"^# mpi_library: (.*)$", stdout, 1)).strip()
         self.node_list = sn.evaluate(sn.extractsingle(r"^# node_list: (.*)$", stdout, 1)).strip()
         self.binding = sn.evaluate(sn.extractsingle(r"^# binding: (\S+)", stdout, 1))
+        self.cpu_sets = sn.evaluate(sn.extractsingle(r"^# cpu_sets: (.*)$", stdout, 1)).strip()
 
     def result(self, key, conv=float, where=None):
         """A field of the benchmark's JB_RESULT summary lines: of the one line that holds

@@ -148,6 +148,9 @@ def test_acceptance_keeps_perflogs_the_report_and_the_results_database(merge_req
         header = lines[0].split("|")
         rows = [dict(zip(header, line.split("|"))) for line in lines[1:]]
         assert {r["environ"] for r in rows} == {m.name for m in mpis.built()}, check
+        # every row says how its ranks were bound and on which CPUs they ran (issue 18)
+        assert all(r["binding"] in {"cores", "shared", "partial", "none"} for r in rows), check
+        assert all(re.fullmatch(r"n0:\S+( n0:\S+)*", r["cpu_sets"]) for r in rows), check
     assert (out / "results.db").stat().st_size > 0
 
 

@@ -11,6 +11,7 @@
 #include "jb_core.h"
 
 #define CPU_LIST_LEN 64
+#define CPU_SETS_LOGGED 64 /* ranks whose CPUs the '# cpu_sets:' line names */
 
 /* "0-3,8": the CPUs of set, in ranges; "?" when the system cannot say. */
 static void cpu_list(const cpu_set_t *set, int known, char *buf, size_t len)
@@ -135,6 +136,13 @@ void jb_placement(jb_ctx *ctx)
     jb_json_end(j);
     jb_json_end(j);
     printf("# binding: %s (rank 0 on CPUs %s; %d of %d node(s) bound)\n", binding, entries[0].cpus, all[0], nodes);
+    /* the first ranks' node and CPUs, for the perflog (ReFrame logs this line); the JSON holds every rank's */
+    printf("# cpu_sets:");
+    for (int r = 0; r < ctx->size && r < CPU_SETS_LOGGED; r++)
+        printf(" n%d:%s", entries[r].node, entries[r].cpus);
+    if (ctx->size > CPU_SETS_LOGGED)
+        printf(" ... (%d ranks; the JSON's metadata.placement holds all)", ctx->size);
+    printf("\n");
     if (first_shared < ctx->size)
         printf("# warning: ranks %d and %d are bound to a common CPU on one node: they share a core\n", first_shared,
                first_partner);
