@@ -108,5 +108,6 @@ DESCRIPTOR = Descriptor(
     summary=(Column.text("method", "method"), Column.text("size", "size"), Column.text("tasks", "tasks"),
              Column.number("MAX us", "max_us"), Column.number("AVG us", "avg_us"),
              Column.ratio("MAX/AVG", "max_us", "avg_us"), Column.number("MB/s", "throughput_mb_s", 3),
-             Column.number("p99(MAX)", "p99_us"), Column.number("t_max (IMB)", "t_max_us")),
+             Column.number("p99(MAX)", "p99_us"), Column.number("t_max (IMB)", "t_max_us", required=False),
+             Column.number("start skew us", "start_skew_max_us", required=False)),
 )

@@ -84,5 +84,6 @@ DESCRIPTOR = Descriptor(
     summary=(Column.text("placement", "placement"), Column.text("off-node", "off_node_per_node"),
              Column.text("pattern", "pattern"), Column("size", _size), Column.number("MAX us", "max_us"),
              Column.number("AVG us", "avg_us"), Column.ratio("MAX/AVG", "max_us", "avg_us"),
-             Column.number("p99(MAX)", "p99_us"), Column.number("t_max (IMB)", "t_max_us")),
+             Column.number("p99(MAX)", "p99_us"), Column.number("t_max (IMB)", "t_max_us", required=False),
+             Column.number("start skew us", "start_skew_max_us", required=False)),
 )

@@ -82,6 +82,7 @@ DESCRIPTOR = Descriptor(
     summary=(Column.text("pattern", "pattern"), Column.text("dims", "ndims"), Column.text("size", "size"),
              Column.text("work", "work"), Column.text("work bytes", "work_bytes"), Column.number("MAX us", "max_us"),
              Column.number("AVG us", "avg_us"), Column.ratio("MAX/AVG", "max_us", "avg_us"),
-             Column.number("p99(MAX)", "p99_us"), Column.number("t_max (IMB)", "t_max_us"),
+             Column.number("p99(MAX)", "p99_us"), Column.number("t_max (IMB)", "t_max_us", required=False),
+             Column.number("start skew us", "start_skew_max_us", required=False),
              Column.number("MB/s", "bandwidth_mb_s")),
 )
