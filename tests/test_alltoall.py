@@ -30,7 +30,9 @@ def test_exchange_and_idle_times_are_counted_per_exchange(mpi, tmp_path):
                    "--samples", str(tmp_path / "samples.txt"))
     r = run.results()[0]
     exchanges = np * (np - 1) * calls  # every task, every round, every call (even P: nobody sits out)
-    assert r["exchange_histogram"]["total"] == r["idle_histogram"]["total"] == exchanges
+    # those whose clocks broke causality (more clock error than exchange time) are counted apart
+    assert r["exchange_histogram"]["total"] == r["idle_histogram"]["total"] == exchanges - r["exchanges_unknown"]
+    assert 0 <= r["exchanges_unknown"] < exchanges / 2, r["exchanges_unknown"]
     assert len(r["samples_us"]) == 40 and all(s > 0 for s in r["samples_us"])
     lines = (tmp_path / "samples.txt").read_text().split()
     assert [float(x) for x in lines] == pytest.approx(r["samples_us"], rel=1e-5)
@@ -39,8 +41,9 @@ def test_exchange_and_idle_times_are_counted_per_exchange(mpi, tmp_path):
 def test_odd_task_counts_sit_one_task_out_per_round(mpi, tmp_path):
     np, calls = 5, 10
     run = alltoall(mpi, tmp_path, np, "--method", "pairwise", "--calls", str(calls))
-    # P rounds, each task sits out one: P - 1 exchanges per task and call
-    assert run.results()[0]["exchange_histogram"]["total"] == np * (np - 1) * calls
+    # P rounds, each task sits out one: P - 1 exchanges per task and call (timed, or of unknown times)
+    r = run.results()[0]
+    assert r["exchange_histogram"]["total"] + r["exchanges_unknown"] == np * (np - 1) * calls
 
 
 @pytest.mark.parametrize("args,message", [

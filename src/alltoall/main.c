@@ -153,7 +153,7 @@ int main(int argc, char **argv)
             jb_hist_clear(&idles);
             jb_calls_begin(&ctx, &st, "method %s, size %zu,", method_names[method], a.size);
             int timed_rounds = method == METHOD_PAIRWISE && idle != IDLE_NONE;
-            long kept = 0, bad = 0;
+            long kept = 0, bad = 0, unknown = 0, all_unknown = 0;
             for (long call = -ctx.opt.warmup; call < ctx.opt.calls; call++) {
                 if (ctx.opt.validate)
                     fill(&a);
@@ -173,21 +173,28 @@ int main(int argc, char **argv)
                 for (int r = 0; timed_rounds && r < a.rounds; r++) {
                     if (times.start[r] < 0)
                         continue;
-                    /* the exchange can move data once both have started; clock error can
-                     * make the partner's start look later than this end: then no exchange time */
+                    /* the exchange can move data once both have started.  A partner's start
+                     * that looks later than this end breaks causality (its data arrived
+                     * here): the clocks disagree by more than the exchange took, so its
+                     * exchange and idle times are unknown, counted and left out, never 0 */
                     double both = idle == IDLE_HANDSHAKE ? times.ready[r]
                                   : partner_start[r] > times.start[r] ? partner_start[r] : times.start[r];
                     double exchange_us = (times.end[r] - both) * 1e6;
-                    jb_hist_add(&exchanges, exchange_us > 0 ? exchange_us : 0);
+                    if (!(exchange_us > 0)) {
+                        unknown++;
+                        continue;
+                    }
+                    jb_hist_add(&exchanges, exchange_us);
                     jb_hist_add(&idles, (both - times.start[r]) * 1e6);
                     if (kept < per_task)
-                        mine[kept++] = exchange_us > 0 ? exchange_us : 0;
+                        mine[kept++] = exchange_us;
                 }
             }
             jb_fail_if_any(&ctx, bad != 0, "--validate: method %s received wrong payload bytes", method_names[method]);
             jb_calls_reduce(&st, a.comm);
             MPI_Reduce(exchanges.count, all_exchanges.count, JB_HIST_NBINS, MPI_UINT64_T, MPI_SUM, 0, a.comm);
             MPI_Reduce(idles.count, all_idles.count, JB_HIST_NBINS, MPI_UINT64_T, MPI_SUM, 0, a.comm);
+            MPI_Reduce(&unknown, &all_unknown, 1, MPI_LONG, MPI_SUM, 0, a.comm);
             long kept_min = kept;
             MPI_Allreduce(&kept, &kept_min, 1, MPI_LONG, MPI_MIN, a.comm);
             if (timed_rounds)
@@ -211,6 +218,7 @@ int main(int argc, char **argv)
                 jb_result_num(&ctx, "exchange_p99_us", jb_hist_percentile(&all_exchanges, 99), 0);
                 jb_result_num(&ctx, "idle_p50_us", jb_hist_percentile(&all_idles, 50), 0);
                 jb_result_num(&ctx, "idle_p99_us", jb_hist_percentile(&all_idles, 99), 0);
+                jb_result_int(&ctx, "exchanges_unknown", all_unknown, 0);
                 jb_json *j = jb_result_json(&ctx);
                 jb_json_hist(j, "exchange_histogram", &all_exchanges);
                 jb_json_hist(j, "idle_histogram", &all_idles);
