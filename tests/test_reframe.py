@@ -21,7 +21,7 @@ REFRAME = Path(sys.executable).with_name("reframe")
 SUBSET = ["-c", "reframe_checks/halo.py", "-n", "HaloCheck", "-P", "tasks_per_node=2", "-P", "placement=row",
           "-S", "patterns=sendrecv", "-S", "msg_sizes=4096", "-p", "openmpi"]
 # the variables of that run: one per quantity of its one pattern and size
-SUBSET_VARIABLES = {"max_sendrecv_4096", "avg_sendrecv_4096", "jitter_sendrecv_4096"}
+SUBSET_VARIABLES = {f"{q}_sendrecv_4096" for q in ("max", "avg", "p99", "t_max", "jitter")}
 
 pytestmark = pytest.mark.skipif(not mpis.OPENMPI.available(), reason="Open MPI is not installed")
 
@@ -75,7 +75,12 @@ def test_perflog_records_parameters_eager_variable_mpi_and_nodes(tmp_path):
         assert {k[:-len("_value")] for k in row if k.endswith("_value")} == SUBSET_VARIABLES
         assert row["mpi_library"].startswith("Open MPI v")
         assert row["job_nodelist"] == os.uname().nodename
-        assert float(row["max_sendrecv_4096_value"]) >= float(row["avg_sendrecv_4096_value"]) > 0
+        # IMB's t_max, the largest per-task mean, lies between the mean per-call AVG (the mean of
+        # the per-task means) and the mean per-call MAX (each call's MAX bounds every task's time)
+        value = {q: float(row[f"{q}_sendrecv_4096_value"]) for q in ("max", "avg", "p99", "t_max")}
+        assert value["max"] >= value["t_max"] >= value["avg"] > 0, value
+        assert row["p99_sendrecv_4096_unit"] == row["t_max_sendrecv_4096_unit"] == "us"
+        assert row["binding"] == "cores" and re.fullmatch(r"n0:\d+ n0:\d+", row["cpu_sets"]), row
         assert row["max_sendrecv_4096_unit"] == "us"
         expected_var = "" if row["eager_limit"] == "default" else "OMPI_MCA_btl_vader_eager_limit"
         assert row["eager_var"] == expected_var
@@ -98,9 +103,10 @@ def test_each_variable_is_read_from_the_summary_line_of_its_pattern_and_size(tmp
     perf = {k.split(":")[-1]: v[0] for k, v in case["perfvalues"].items()}
     (halo,) = (tmp_path / "out" / "output").rglob("halo.json")
     results = json.loads(halo.read_text())["results"]
-    assert len(results) == 4 and len(perf) == 12
+    quantities = (("max", "max_us"), ("avg", "avg_us"), ("p99", "p99_us"), ("t_max", "t_max_us"), ("jitter", "jitter"))
+    assert len(results) == 4 and len(perf) == 4 * len(quantities)
     for r in results:
-        for quantity, field in (("max", "max_us"), ("avg", "avg_us"), ("jitter", "jitter")):
+        for quantity, field in quantities:
             assert perf[f"{quantity}_{r['pattern']}_{r['ns_size']}"] == pytest.approx(r[field], rel=1e-5)
 
 
@@ -130,11 +136,12 @@ def test_acceptance_mode_fails_on_a_variant_without_a_reference(tmp_path):
     assert cases and all(c["result"] == "fail" and "reference" in c["fail_reason"] for c in cases)
 
 
-HALO_VARIABLES = {f"{q}_{p}_{size}" for q in ("max", "avg", "jitter") for size in (4096, 40960)
+PER_CALL = ("max", "avg", "p99", "t_max")  # jitterbench.checks.PER_CALL: every per-call check's four
+HALO_VARIABLES = {f"{q}_{p}_{size}" for q in (*PER_CALL, "jitter") for size in (4096, 40960)
                   for p in ("two-phase", "irecv-isend", "isend-recv", "sendrecv")}
 PINGPONG_VARIABLES = {f"{q}_{mode}_{size}_n{n}" for q in ("cycle", "speed") for size in (8, 4096, 65536)
                       for n in (1, 8) for mode in ("send", "isend", "ssend", "issend")}
-TORUS_VARIABLES = {f"{q}_{p}_{size}" for q in ("max", "avg", "bandwidth") for size in (1024, 16384)
+TORUS_VARIABLES = {f"{q}_{p}_{size}" for q in (*PER_CALL, "bandwidth") for size in (1024, 16384)
                    for p in ("phases", "sendrecv", "isend", "issend", "ibsend")}
 
 
