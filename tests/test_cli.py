@@ -8,7 +8,8 @@ from jitterbench import cli
 
 def halo_doc(**result):
     base = {"placement": "row", "pattern": "isend-recv", "ns_size": 848, "ew_size": 1016,
-            "off_node_per_node": 32, "max_us": 30.0, "avg_us": 20.0, "p99_us": 45.0}
+            "off_node_per_node": 32, "max_us": 30.0, "avg_us": 20.0, "p99_us": 45.0,
+            "t_max_us": 24.0, "start_skew_max_us": 1.25}
     base.update(result)
     return {"benchmark": "halo", "config": {}, "results": [base],
             "metadata": {"mpi_library": "Open MPI v4.1.4, package: Debian"}}
@@ -21,7 +22,11 @@ def test_summarize_prints_max_avg_and_ratio(tmp_path, capsys):
     out = capsys.readouterr().out.splitlines()
     assert out[0].split()[:3] == ["mpi", "placement", "off-node"]
     assert out[1].split() == ["Open", "MPI", "v4.1.4", "row", "32", "isend-recv", "848/1016",
-                              "30.0", "20.0", "1.50", "45.0"]
+                              "30.0", "20.0", "1.50", "45.0", "24.0", "1.2"]
+    # a document of an older jb-halo, without t_max and the start skew, shows '-' for them
+    path.write_text(json.dumps(halo_doc(t_max_us=None, start_skew_max_us=None)))
+    assert cli.main(["summarize", str(path)]) == 0
+    assert capsys.readouterr().out.splitlines()[1].split()[-2:] == ["-", "-"]
 
 
 def test_malformed_files_give_one_line_and_exit_2(tmp_path, capsys):
