@@ -13,6 +13,8 @@ All times are in microseconds.
 from __future__ import annotations
 
 import math
+import os
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -24,6 +26,11 @@ from .files import loads_json, parse_number, read_text
 # small at any P and the working set stays in cache. Fixed, because the chunking decides the order
 # of the random draws: a seed gives the same result on every machine.
 CHUNK_ELEMENTS = 1 << 17
+
+# Threads that replay chunks of trials at once (simulate_alltoall): the CPUs this process may use,
+# at most 8, beyond which the Python part of each round, run under the GIL, would be the limit.
+# The result does not depend on it.
+THREADS = max(1, min(8, len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1))
 
 
 class SimulationInputError(ValueError):
@@ -156,30 +163,32 @@ def load_interrupt_trace(path) -> TraceInterrupts:
 
 
 def _rounds(P: int):
-    """Round r of schedule(P) in the slot coordinates that _play uses, for r = 0 .. rounds-1.
+    """Round r of schedule(P) in the slot coordinates that _replay uses, for r = 0 .. rounds-1.
 
     With m = P - 1 (even P) or P (odd P) and h = (m - 1) // 2, round r pairs processor
     (r + q) % m with (r - q) % m for q = 1 .. h, slot q; with even P, slot 0 pairs r with m,
     and with odd P processor r sits out in slot 0. Processor p is at q = p - r (mod m) in round
     r, so from one round to the next every processor moves one slot down, reflected at 0 and h:
-    a whole round is a shift of slots, not a permutation. For each round: the runs of the idle
-    rows its A sides (r + q) and its B sides (r - q) occupy, as (slots, rows) slice pairs, at
-    most two of each (a run wraps around m at most once).
+    a whole round is a shift of slots, not a permutation. For each round: the runs of rows that
+    its A sides (r + q, q from 0 with even P, else from 1) and its B sides (r - q, q from 1)
+    occupy in _replay's idle arrays, A sides indexed by processor p and B sides by (-p) mod m so
+    that both run forward with q; as (slots, rows) slice pairs, at most two of each (a run wraps
+    around m at most once).
     """
     even = P % 2 == 0
     m = P - 1 if even else P
     h = (m - 1) // 2
 
-    def runs(first, step):
-        out, done, row = [], 0, first % m
-        while done < h:
-            k = min(h - done, m - row if step > 0 else row + 1)
-            rows = slice(row, row + k) if step > 0 else slice(row, row - k if row - k >= 0 else None, -1)
-            out.append((slice(done, done + k), rows))
-            done, row = done + k, 0 if step > 0 else m - 1
+    def runs(row, slot, count):
+        out, row = [], row % m
+        while count:
+            k = min(count, m - row)
+            out.append((slice(slot, slot + k), slice(row, row + k)))
+            row, slot, count = 0, slot + k, count - k
         return out
 
-    return [(runs(r + 1, 1), runs(r - 1, -1)) for r in range(m)]
+    first = 0 if even else 1
+    return [(runs(r + first, first, h + 1 - first), runs(1 - r, 1, h)) for r in range(m)]
 
 
 def _pairs(P: int, r: int):
@@ -213,83 +222,109 @@ def _replay(P: int, n: int, exchange_time, rounds, pairs: bool = True):
     After an exchange both partners are free at the same time, so the state is one free time per
     slot of _rounds, and a round is: start[q] = max(free[q + 1], free[q - 1]) (reflected at the
     ends), then free = start + duration. Every step is a whole-array operation on contiguous
-    rows; only the idle times, kept per processor, need the (at most two) runs of each side.
+    rows, all running forward (numpy is much slower on rows taken in reverse). The idle times
+    are kept per processor, summed round by round in the order of the rounds, in one of two
+    arrays: idle_a, by processor p, while p is an A side (r + q), and idle_b, by (-p) mod m, while
+    it is a B side (r - q), so that the runs of either side are forward. A processor changes
+    sides twice in the whole schedule, at the ends of the slot range, and its sum is copied
+    across then.
     """
     even = P % 2 == 0
     m = P - 1 if even else P
     h = (m - 1) // 2
-    free = np.zeros((h + 2, n))  # per slot; row h + 1 mirrors row h (the reflection at the end)
+    # free[1 + q] is slot q's; free[0] mirrors slot 0 (with even P processor m stays there, so
+    # slot 0's B side comes from slot 0 itself) and free[h + 2] slot h (the reflection there)
+    free = np.zeros((h + 3, n))
     start = np.empty((h + 1, n))
-    wait = np.empty((h, n))
-    idle = np.zeros((P, n))
+    wait = np.empty((h + 1, n))
+    idle_a, idle_b = np.zeros((m, n)), np.zeros((m, n))
+    idle_m = np.zeros(n)  # processor m's, with even P: always in slot 0
     first = 0 if even else 1  # with odd P slot 0 holds the processor that sits out, no exchange
     for r, (a_runs, b_runs) in enumerate(rounds):
-        np.maximum(free[2:], free[:h], out=start[1:])
-        if even:
-            np.maximum(free[0], free[1], out=start[0])
+        np.maximum(free[first + 2:], free[first:h + 1], out=start[first:])
         lo, hi = _pairs(P, r) if pairs else (None, None)
         d = exchange_time(r, lo, hi, start[first:])
         # slot q's A side (r + q) comes from slot q + 1, its B side (r - q) from slot q - 1
-        np.subtract(start[1:], free[2:], out=wait)
+        np.subtract(start[first:], free[first + 2:], out=wait[first:])
         for slots, rows in a_runs:
-            idle[rows] += wait[slots]
-        np.subtract(start[1:], free[:h], out=wait)
+            idle_a[rows] += wait[slots]
+        np.subtract(start[first:], free[first:h + 1], out=wait[first:])
         for slots, rows in b_runs:
-            idle[rows] += wait[slots]
-        if even:  # processor r comes from slot 1, processor m from slot 0
-            idle[r] += start[0] - free[1]
-            idle[m] += start[0] - free[0]
-        else:  # processor r sits out: it keeps the free time it had in slot 1
-            free[0] = free[1]
-        np.add(start[first:], d, out=free[first:h + 1])
-        free[h + 1] = free[h]
-    # after the last round (r = m - 1) processor p is in slot |p - r| (mod m); processor m in 0
+            idle_b[rows] += wait[slots]
+        if even:
+            idle_m += wait[0]
+        # processor r (slot 0) becomes a B side next round, processor r - h (B side of slot h)
+        # an A side
+        idle_b[-r % m] = idle_a[r]
+        idle_a[(r - h) % m] = idle_b[(h - r) % m]
+        if not even:  # processor r sits out: it keeps the free time it had in slot 1
+            free[1] = free[2]
+        np.add(start[first:], d, out=free[first + 1:h + 2])
+        free[0], free[h + 2] = free[1], free[h + 1]
+    # after the last round (r = m - 1) processor p is in slot |p - r| (mod m), an A side (in
+    # idle_a) for p <= h and a B side (in idle_b) beyond; processor m is in slot 0
     q = (np.arange(m) - (m - 1)) % m
     slot = np.minimum(q, m - q)
-    return free[np.concatenate((slot, [0])) if even else slot], idle
+    idle = np.concatenate((idle_a[:h + 1], idle_b[h:0:-1], idle_m[None]) if even else (idle_a[:h + 1], idle_b[h:0:-1]))
+    return free[1 + (np.concatenate((slot, [0])) if even else slot)], idle
 
 
 def _uniform_indices(rng: np.random.Generator, m: int, k: int, out: "np.ndarray | None" = None) -> np.ndarray:
-    """k independent draws, each uniform on 0 .. m - 1 exactly (0 < m < 2^31), as an int64 array.
+    """k independent draws, each uniform on 0 .. m - 1 exactly (0 < m < 2^31), as an intp array.
 
-    Lemire's multiply-and-shift of uniform 32-bit words, rejecting (and drawing again) the
-    2^32 mod m words that would favour some values: the method of numpy's own integers(), here
-    on whole arrays. A word is rejected with probability below m / 2^32. out: a uint64 array of
-    k elements to work in (the result is a view of it).
+    The division method on uniform 32-bit words u: with c = 2^32 // m, the words below c * m
+    are accepted and give u // c, each index from exactly c words; the 2^32 mod m words above
+    (a word falls there with probability below m / 2^32) are drawn again. Exact as Lemire's
+    multiply-and-shift, which numpy's integers() uses, but cheaper on whole arrays: a word is
+    checked for rejection by one comparison with c * m (usually just the array's maximum, where
+    multiply-and-shift tests the low half of each 64-bit product), and the division by the
+    constant c is a cheap 32-bit one. out: an intp array of k elements for the result.
     """
-    x = np.empty(k, np.uint64) if out is None else out
-    threshold = (1 << 32) % m
-    low = x.view(np.uint32)[0 if np.little_endian else 1::2]  # the low 32 bits of each product
+    out = np.empty(k, np.intp) if out is None else out
+    if m == 1:  # c would not fit in 32 bits
+        out.fill(0)
+        return out
+    c = (1 << 32) // m
+    limit = np.uint32(c * m - 1)  # the largest accepted word (c * m itself may be 2^32)
 
     def words(count):
         return rng.bit_generator.random_raw((count + 1) // 2).view(np.uint32)[:count]
 
-    np.multiply(words(k), np.uint64(m), out=x)
-    while threshold and k and low.min() < threshold:
-        bad = np.flatnonzero(low < threshold)
-        x[bad] = words(bad.size).astype(np.uint64) * np.uint64(m)
-    np.right_shift(x, np.uint64(32), out=x)
-    return x.view(np.int64)
+    u = words(k)
+    if k and u.max() > limit:
+        bad = np.flatnonzero(u > limit)
+        while bad.size:
+            new = words(bad.size)
+            u[bad] = new
+            bad = bad[new > limit]
+    return np.floor_divide(u, np.uint32(c), out=out, casting="unsafe")
 
 
 def _sampler(samples: np.ndarray, rng: np.random.Generator):
-    """An exchange-time function (see _play) that draws each time from samples, with replacement."""
+    """An exchange-time function (see _play) that draws each time from samples, with replacement.
+
+    Its work arrays, and the durations it returns, are reused from one call to the next: _replay
+    is done with a round's durations before it asks for the next round's.
+    """
     buffers = {}
 
     def draw(r, a, b, start):
         k = start.size
         if k not in buffers:
-            buffers[k] = np.empty(k, np.uint64)
-        return _resample(samples, rng, k, buffers[k]).reshape(start.shape)
+            buffers[k] = np.empty(k, np.intp), np.empty(k)
+        work, out = buffers[k]
+        return _resample(samples, rng, k, work, out).reshape(start.shape)
 
     return draw
 
 
-def _resample(samples: np.ndarray, rng: np.random.Generator, k: int, out: "np.ndarray | None" = None):
-    """k draws with replacement from samples (out: a uint64 work array of k elements)."""
+def _resample(samples: np.ndarray, rng: np.random.Generator, k: int, work: "np.ndarray | None" = None,
+              out: "np.ndarray | None" = None):
+    """k draws with replacement from samples (work: an intp work array of k elements; out: a
+    float array of k elements for the result)."""
     if samples.size >= 1 << 31:
         return samples[rng.integers(samples.size, size=k)]
-    return samples.take(_uniform_indices(rng, samples.size, k, out), mode="clip")
+    return samples.take(_uniform_indices(rng, samples.size, k, work), out=out, mode="clip")
 
 
 def simulate_alltoall(samples_us, P: int, trials: int, rng: np.random.Generator,
@@ -301,22 +336,39 @@ def simulate_alltoall(samples_us, P: int, trials: int, rng: np.random.Generator,
     total_us (trials,), the all-to-all time (the last processor's finish); finish_us (trials, P);
     idle_us (trials, P), each processor's summed waits for its partners. With odd P a processor
     that sat out a round waits for its next partner, and that wait counts as idle.
-    Interrupts draw from a child of rng (rng.spawn), so turning them on with zero costs leaves
-    the exchange times, and the result, exactly as without them.
+
+    The trials run in chunks of CHUNK_ELEMENTS // P, independent of each other, so they run on
+    up to THREADS threads at once (numpy releases the GIL in the loops that take the time). Each
+    chunk draws from its own child of rng (rng.spawn, one per chunk), so a seed gives the same
+    result whatever the number of threads and whichever thread runs which chunk. Interrupts draw
+    from a second set of children, spawned after the first, so turning them on with zero costs
+    leaves the exchange times, and the result, exactly as without them.
     """
     samples = _check_sample(samples_us, "samples_us")
     if not isinstance(trials, (int, np.integer)) or trials < 1:
         raise ValueError(f"trials must be an integer >= 1, not {trials!r}")
     schedule(P)  # checks P
     rounds = _rounds(P)
-    irng = rng.spawn(1)[0] if interrupts is not None else None
-    sampled = _sampler(samples, rng)
     chunk = max(1, CHUNK_ELEMENTS // P)
+    starts = range(0, trials, chunk)
+    exchange_rngs = rng.spawn(len(starts))
+    interrupt_rngs = rng.spawn(len(starts)) if interrupts is not None else [None] * len(starts)
     finish, idle = np.empty((P, trials)), np.empty((P, trials))  # (trials, P) views of these are returned
-    for lo in range(0, trials, chunk):
+
+    def run(lo, erng, irng):  # one chunk, into its own columns of finish and idle
         n = min(chunk, trials - lo)
+        sampled = _sampler(samples, erng)
         time = interrupts.stretch(sampled, P, n, irng) if interrupts is not None else sampled
         finish[:, lo:lo + n], idle[:, lo:lo + n] = _replay(P, n, time, rounds, pairs=interrupts is not None)
+
+    threads = min(THREADS, len(starts))
+    if threads > 1:
+        with ThreadPoolExecutor(threads) as pool:
+            for _ in pool.map(run, starts, exchange_rngs, interrupt_rngs):  # re-raises a chunk's error
+                pass
+    else:
+        for args in zip(starts, exchange_rngs, interrupt_rngs):
+            run(*args)
     return {"total_us": finish.max(axis=0), "finish_us": finish.T, "idle_us": idle.T}
 
 
@@ -381,7 +433,7 @@ def _halo_once(sample: np.ndarray, N: int, calls: int, rng, coupled: bool):
             per_task[lo:lo + rows] = rng.multinomial(calls, counts / sample.size, size=rows) @ values / calls
     else:
         step = max(1, CHUNK_ELEMENTS // calls)
-        out = np.empty(step * calls, np.uint64)
+        out = np.empty(step * calls, np.intp)
         for lo in range(0, N, step):
             rows = min(step, N - lo)
             draws = _resample(sample, rng, rows * calls, out[:rows * calls])

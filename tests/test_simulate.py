@@ -328,8 +328,9 @@ def test_play_refuses_another_schedule():
 
 
 def test_indices_are_exactly_uniform_where_multiply_and_shift_alone_are_not():
-    # m = 3 * 2^29: each 32-bit word u maps to u * 3/8, so without rejection the indices 0 and 1
-    # (mod 3) get 3 words of every 8 and 2 (mod 3) gets 2: 3/8, 3/8, 1/4. Rejection makes it 1/3 each.
+    # m = 3 * 2^29: multiply-and-shift maps each 32-bit word u to u * 3/8, so without rejection
+    # the indices 0 and 1 (mod 3) get 3 words of every 8 and 2 (mod 3) gets 2: 3/8, 3/8, 1/4.
+    # The division method (u // 2, a quarter of the words rejected) makes it 1/3 each.
     m, k = 3 << 29, 300000
     x = sim._uniform_indices(rng(1), m, k)
     assert x.min() >= 0 and x.max() < m
@@ -340,6 +341,42 @@ def test_indices_are_exactly_uniform_where_multiply_and_shift_alone_are_not():
     assert abs(biased[2] - 0.25) < 0.01  # what the check above would have caught
     small = sim._uniform_indices(rng(2), 3, 90000)
     assert np.abs(np.bincount(small) / 90000 - 1 / 3).max() < 0.01
+
+
+class Words:
+    """A stand-in for a Generator whose bit generator yields the given 32-bit words in order."""
+
+    def __init__(self, words):
+        self.words = list(words)
+        self.bit_generator = self
+
+    def random_raw(self, count):
+        take, self.words = self.words[:2 * count], self.words[2 * count:]
+        return np.array(take + [0] * (2 * count - len(take)), dtype=np.uint32).view(np.uint64)
+
+
+def test_indices_by_division_redraw_exactly_the_words_above_the_last_whole_lot():
+    # m = 3 * 2^29: c = 2^32 // m = 2 words per index, words from 3 * 2^30 on are rejected
+    m, top = 3 << 29, (3 << 30) - 1
+    words = [0, 1, 2**32 - 1, top + 1, top, 99,  # the first draw (3 64-bit words, 99 unused): two rejected
+             5, 2**32 - 2,                       # their new words: the one at 3 is rejected again
+             7]
+    assert sim._uniform_indices(Words(words), m, 5).tolist() == [0, 0, 2, 3, top // 2]
+    assert sim._uniform_indices(Words([2**32 - 1] * 4), 1, 4).tolist() == [0] * 4  # m = 1: no word needed
+
+
+@pytest.mark.parametrize("interrupts", [None, Interrupts(period_us=300.0, tick_us=5.0, rare_rate_per_us=1e-4, rare_us=500.0),
+                                        sim.TraceInterrupts([50.0, 700.0], [20.0, 3.0], 1000.0)])
+def test_the_result_does_not_depend_on_the_number_of_threads(monkeypatch, interrupts):
+    trials = sim.CHUNK_ELEMENTS // 64 * 2 + 5  # three chunks of trials
+    runs = []
+    for threads in (1, 2, 3):
+        monkeypatch.setattr(sim, "THREADS", threads)
+        runs.append(sim.simulate_alltoall(skewed_sample(), 64, trials, rng(8), interrupts))
+    for other in runs[1:]:
+        for key in runs[0]:
+            assert np.array_equal(runs[0][key], other[key])
+    assert len(set(runs[0]["total_us"][[0, trials // 2, -1]].tolist())) == 3  # chunks draw different times
 
 
 def test_resampled_exchanges_have_the_samples_distribution():
