@@ -4,6 +4,7 @@
   simulate halo: a prediction at 100,000 tasks from a 16-task run of 1,000 calls, as the command
       makes it: the G^(N/N0) extrapolation, the uncoupled limit and the replay of a noise trace
       (a 5 s trace of a 250 Hz tick and rare 2 ms detours), with the peak memory it allocates.
+  The peak memory of the P = 32 all-to-all, whose chunks of trials run on threads at once.
 
 Medians of --repeats runs, wall-clock and CPU seconds: on a shared machine the CPU time is the
 steadier of the two. A benchmark script, not a test: timings on a shared 2-core machine are
@@ -55,13 +56,21 @@ for _ in range(repeats):  # interleaved, so a busy spell of the machine touches 
         run()
         times_of[name].append((time.perf_counter() - wall, time.process_time() - cpu))
 
-tracemalloc.start()
-halo()
-peak_mb = tracemalloc.get_traced_memory()[1] / 1e6
-tracemalloc.stop()
+
+def peak_mb(run):
+    tracemalloc.start()
+    run()
+    peak = tracemalloc.get_traced_memory()[1] / 1e6
+    tracemalloc.stop()
+    return peak
+
+
+halo_mb = peak_mb(halo)
+alltoall_mb = peak_mb(cases[0][2])  # its results alone, finish and idle, are 2 x 32 x 100,000 floats
 
 print(f"{'case':32} {'target s':>8} {'wall s':>7} {'cpu s':>6}   (medians of {repeats})")
 for name, target, _ in cases:
     wall, cpu = np.median(times_of[name], axis=0)
     print(f"{name:32} {target:>8.1f} {wall:>7.2f} {cpu:>6.2f}")
-print(f"halo at 100,000 tasks allocates at most {peak_mb:.0f} MB")
+print(f"halo at 100,000 tasks allocates at most {halo_mb:.0f} MB")
+print(f"alltoall P=32, 100,000 trials allocates at most {alltoall_mb:.0f} MB (its results: {2 * 32 * 100000 * 8 / 1e6:.0f} MB)")

@@ -210,8 +210,9 @@ def _play(sched: np.ndarray, n: int, exchange_time):
     return _replay(P, n, exchange_time, _rounds(P))
 
 
-def _replay(P: int, n: int, exchange_time, rounds, pairs: bool = True):
-    """Replays schedule(P) for n independent trials at once; returns (finish, idle), each (P, n).
+def _replay(P: int, n: int, exchange_time, rounds, pairs: bool = True, out=None):
+    """Replays schedule(P) for n independent trials at once; returns (finish, idle), each (P, n),
+    written into out = (finish, idle) if given.
 
     rounds is _rounds(P). exchange_time(r, a, b, start) gives the durations of round r's
     exchanges, between processors a[k] < b[k], starting at start[k, trial]; any shape that
@@ -265,8 +266,10 @@ def _replay(P: int, n: int, exchange_time, rounds, pairs: bool = True):
     # idle_a) for p <= h and a B side (in idle_b) beyond; processor m is in slot 0
     q = (np.arange(m) - (m - 1)) % m
     slot = np.minimum(q, m - q)
-    idle = np.concatenate((idle_a[:h + 1], idle_b[h:0:-1], idle_m[None]) if even else (idle_a[:h + 1], idle_b[h:0:-1]))
-    return free[1 + (np.concatenate((slot, [0])) if even else slot)], idle
+    finish, idle = out if out is not None else (np.empty((P, n)), np.empty((P, n)))
+    np.take(free, 1 + (np.concatenate((slot, [0])) if even else slot), axis=0, out=finish, mode="clip")
+    np.concatenate((idle_a[:h + 1], idle_b[h:0:-1], idle_m[None]) if even else (idle_a[:h + 1], idle_b[h:0:-1]), out=idle)
+    return finish, idle
 
 
 def _uniform_indices(rng: np.random.Generator, m: int, k: int, out: "np.ndarray | None" = None) -> np.ndarray:
@@ -280,24 +283,35 @@ def _uniform_indices(rng: np.random.Generator, m: int, k: int, out: "np.ndarray 
     multiply-and-shift tests the low half of each 64-bit product), and the division by the
     constant c is a cheap 32-bit one. out: an intp array of k elements for the result.
     """
-    out = np.empty(k, np.intp) if out is None else out
-    if m == 1:  # c would not fit in 32 bits
-        out.fill(0)
-        return out
-    c = (1 << 32) // m
-    limit = np.uint32(c * m - 1)  # the largest accepted word (c * m itself may be 2^32)
+    return _index_drawer(rng, m)(k, np.empty(k, np.intp) if out is None else out)
+
+
+def _index_drawer(rng: np.random.Generator, m: int):
+    """_uniform_indices(rng, m, k, out) as a function of (k, out), its constants computed once:
+    the simulators call it once per round."""
+    if m == 1:  # c would not fit in 32 bits; no word is needed
+        def zeros(k, out):
+            out.fill(0)
+            return out
+        return zeros
+    raw = rng.bit_generator.random_raw
+    c = np.uint32((1 << 32) // m)
+    limit = np.uint32(int(c) * m - 1)  # the largest accepted word (c * m itself may be 2^32)
 
     def words(count):
-        return rng.bit_generator.random_raw((count + 1) // 2).view(np.uint32)[:count]
+        return raw((count + 1) // 2).view(np.uint32)[:count]
 
-    u = words(k)
-    if k and u.max() > limit:
-        bad = np.flatnonzero(u > limit)
-        while bad.size:
-            new = words(bad.size)
-            u[bad] = new
-            bad = bad[new > limit]
-    return np.floor_divide(u, np.uint32(c), out=out, casting="unsafe")
+    def draw(k, out):
+        u = words(k)
+        if k and u.max() > limit:
+            bad = np.flatnonzero(u > limit)
+            while bad.size:
+                new = words(bad.size)
+                u[bad] = new
+                bad = bad[new > limit]
+        return np.floor_divide(u, c, out=out, casting="unsafe")
+
+    return draw
 
 
 def _sampler(samples: np.ndarray, rng: np.random.Generator):
@@ -306,14 +320,16 @@ def _sampler(samples: np.ndarray, rng: np.random.Generator):
     Its work arrays, and the durations it returns, are reused from one call to the next: _replay
     is done with a round's durations before it asks for the next round's.
     """
+    if samples.size >= 1 << 31:
+        return lambda r, a, b, start: _resample(samples, rng, start.size).reshape(start.shape)
+    indices = _index_drawer(rng, samples.size)
     buffers = {}
 
     def draw(r, a, b, start):
-        k = start.size
-        if k not in buffers:
-            buffers[k] = np.empty(k, np.intp), np.empty(k)
-        work, out = buffers[k]
-        return _resample(samples, rng, k, work, out).reshape(start.shape)
+        if start.shape not in buffers:
+            buffers[start.shape] = np.empty(start.size, np.intp), np.empty(start.shape)
+        work, out = buffers[start.shape]
+        return samples.take(indices(start.size, work), out=out.reshape(-1), mode="clip").reshape(start.shape)
 
     return draw
 
@@ -359,7 +375,7 @@ def simulate_alltoall(samples_us, P: int, trials: int, rng: np.random.Generator,
         n = min(chunk, trials - lo)
         sampled = _sampler(samples, erng)
         time = interrupts.stretch(sampled, P, n, irng) if interrupts is not None else sampled
-        finish[:, lo:lo + n], idle[:, lo:lo + n] = _replay(P, n, time, rounds, pairs=interrupts is not None)
+        _replay(P, n, time, rounds, pairs=interrupts is not None, out=(finish[:, lo:lo + n], idle[:, lo:lo + n]))
 
     threads = min(THREADS, len(starts))
     if threads > 1:
