@@ -13,15 +13,18 @@ typedef struct {
 } alltoall_run;
 
 /* What the pairwise all-to-all records of each round (NULL: nothing).  start and
- * end are MPI_Wtime() around the round's exchange, start < 0 in a round this task
- * sits out.  With handshake, a zero-byte MPI_Sendrecv with the partner comes
- * first, inside the timed region, and ready is its end. */
+ * end are the round's bounds on MPI_Wtime(), start < 0 in a round this task sits
+ * out.  With handshake, a zero-byte MPI_Sendrecv with the partner comes first,
+ * inside the timed region, and ready is its end. */
 typedef struct {
     int handshake;
     double *start, *ready, *end;
 } alltoall_times;
 
-void alltoall_pairwise(alltoall_run *a, alltoall_times *t);
+/* call_start: the call's own start (MPI_Wtime); with t, the caller closes the
+ * call with alltoall_pairwise_end. */
+void alltoall_pairwise(alltoall_run *a, alltoall_times *t, double call_start);
+void alltoall_pairwise_end(alltoall_run *a, alltoall_times *t, double call_end);
 void alltoall_collective(alltoall_run *a);
 /* After a timestamped call, outside its timed region: each round's partner's
  * start, from its synchronised clock (clock_offset: this task's) to this one's. */

@@ -159,10 +159,12 @@ int main(int argc, char **argv)
                     fill(&a);
                 double t0 = jb_call_start(&ctx, &st, a.comm, call);
                 if (method == METHOD_PAIRWISE)
-                    alltoall_pairwise(&a, timed_rounds ? &times : NULL);
+                    alltoall_pairwise(&a, timed_rounds ? &times : NULL, t0);
                 else
                     alltoall_collective(&a);
-                double us = (MPI_Wtime() - t0) * 1e6;
+                double t1 = MPI_Wtime(), us = (t1 - t0) * 1e6;
+                if (timed_rounds)
+                    alltoall_pairwise_end(&a, &times, t1);
                 if (timed_rounds && idle == IDLE_TIMESTAMPS)
                     alltoall_partner_starts(&a, &times, ctx.clock.offset, partner_start);
                 if (ctx.opt.validate)
