@@ -367,16 +367,29 @@ def test_indices_by_division_redraw_exactly_the_words_above_the_last_whole_lot()
 
 @pytest.mark.parametrize("interrupts", [None, Interrupts(period_us=300.0, tick_us=5.0, rare_rate_per_us=1e-4, rare_us=500.0),
                                         sim.TraceInterrupts([50.0, 700.0], [20.0, 3.0], 1000.0)])
-def test_the_result_does_not_depend_on_the_number_of_threads(monkeypatch, interrupts):
+def test_the_result_does_not_depend_on_the_number_of_workers(monkeypatch, interrupts):
     trials = sim.CHUNK_ELEMENTS // 64 * 2 + 5  # three chunks of trials
     runs = []
-    for threads in (1, 2, 3):
-        monkeypatch.setattr(sim, "THREADS", threads)
+    for workers in (1, 2, 3):
+        monkeypatch.setattr(sim, "WORKERS", workers)
         runs.append(sim.simulate_alltoall(skewed_sample(), 64, trials, rng(8), interrupts))
     for other in runs[1:]:
         for key in runs[0]:
             assert np.array_equal(runs[0][key], other[key])
     assert len(set(runs[0]["total_us"][[0, trials // 2, -1]].tolist())) == 3  # chunks draw different times
+
+
+def test_a_chunk_that_fails_in_a_worker_raises_its_own_error_here():
+    done = []
+
+    def run(i):
+        if i == 3:
+            raise ValueError(f"chunk {i} failed")
+        done.append(i)  # in this process only for the chunks it runs again
+
+    with pytest.raises(ValueError, match="chunk 3 failed"):
+        sim._in_workers(run, 6, 2)
+    assert done == [1]  # worker 1 (chunks 1, 3, 5) failed at 3: run again here, 1 then 3
 
 
 def test_resampled_exchanges_have_the_samples_distribution():
