@@ -78,6 +78,15 @@ def install_prefix(root):
     return root
 
 
+def openmpi_with(*benchmarks):
+    """Open MPI, for the tests that need one MPI only and its jb-<benchmarks>; else the test skips."""
+    m = mpis.by_name("openmpi")
+    missing = [b for b in benchmarks if not m.binary(b).exists()]
+    if not m.available() or missing:
+        pytest.skip(f"Open MPI or its jb-{', jb-'.join(missing or benchmarks)} is not built (run ci/setup.sh)")
+    return m
+
+
 @pytest.fixture(params=[m.name for m in mpis.ALL])
 def mpi(request):
     m = mpis.by_name(request.param)

@@ -7,8 +7,7 @@ import subprocess
 
 import pytest
 
-from conftest import run_benchmark
-from jitterbench import mpi as mpis
+from conftest import openmpi_with, run_benchmark
 
 ARGS = ["--pattern", "c", "--size", "64", "--calls", "20"]
 
@@ -37,10 +36,7 @@ def test_the_mpis_binding_variables_give_each_rank_a_core_of_its_own(mpi, tmp_pa
 
 @pytest.fixture
 def openmpi():
-    m = mpis.by_name("openmpi")
-    if not m.available() or not m.binary("halo").exists():
-        pytest.skip("Open MPI's jb-halo is not built (run ci/setup.sh)")
-    return m
+    return openmpi_with("halo")
 
 
 def test_unbound_ranks_are_said_to_be_unbound(openmpi, tmp_path):

@@ -8,8 +8,7 @@ import time
 
 import pytest
 
-from conftest import run_benchmark
-from jitterbench import mpi as mpis
+from conftest import openmpi_with, run_benchmark
 from jitterbench.simulate import load_interrupt_trace
 
 # The interrupter: every PERIOD it wakes and keeps the core busy for BUSY.  Pinned to the
@@ -32,10 +31,7 @@ PERIOD_S, BUSY_S = 0.010, 0.002
 
 @pytest.fixture
 def openmpi():
-    m = mpis.by_name("openmpi")
-    if not m.available() or not m.binary("noise").exists():
-        pytest.skip("Open MPI's jb-noise is not built (run ci/setup.sh)")
-    return m
+    return openmpi_with("noise")
 
 
 def test_an_interrupter_of_known_period_and_length_is_found(openmpi, tmp_path):

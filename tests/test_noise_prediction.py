@@ -18,8 +18,8 @@ import time
 import numpy as np
 import pytest
 
+from conftest import openmpi_with
 from jitterbench import cli
-from jitterbench import mpi as mpis
 from jitterbench import simulate as sim
 from test_noise import INTERRUPTER
 
@@ -88,11 +88,7 @@ CALL_SIZE, CALLS, PROBE_S = "1M", 20000, 3
 
 @pytest.fixture
 def openmpi():
-    m = mpis.by_name("openmpi")
-    missing = [b for b in ("halo", "noise") if not m.binary(b).exists()]
-    if not m.available() or missing:
-        pytest.skip(f"Open MPI or its jb-{', jb-'.join(missing) or 'halo'} is not built (run ci/setup.sh)")
-    return m
+    return openmpi_with("halo", "noise")
 
 
 def pinned(m, cpu, argv):
