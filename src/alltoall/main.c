@@ -18,7 +18,7 @@ static const char usage[] =
     "  --size LIST           bytes to each other task: 1K,1M or 8:64K [1K]\n"
     "  --samples FILE        raw pairwise exchange times, one value in us per line (for the simulator)\n"
     "  --max-samples N       how many raw exchange times at most, spread over the tasks [10000]\n"
-    "  --idle HOW            pairwise: timestamps (each round's start and end; idle from the\n"
+    "  --idle HOW            pairwise: timestamps (a clock read between rounds; idle from the\n"
     "                        partner's start on synchronised clocks, swapped after the call) |\n"
     "                        handshake (a zero-byte exchange first, inside the timed region:\n"
     "                        instrumented) | none (the plain algorithm, no exchange times) [timestamps]\n"
