@@ -73,7 +73,8 @@ def main():
             print(f"{m.name}: OSU Micro-Benchmarks not found (no osu_latency or osu_bw under {where}; "
                   f"set JB_OSU_PREFIX=/prefix/{{environ}}): skipped")
             continue
-        samples = {key: {s: [] for s in SIZES} for key in ("jb_lat", "osu_lat", "jb_bw", "osu_bw", "osu_bw_single")}
+        keys = ("jb_lat", "osu_lat", "jb_bw", "osu_bw", "osu_bw_single")
+        samples = {key: {s: [] for s in SIZES} for key in keys}
         for _ in range(args.repeats):
             for key, values in (
                     ("jb_lat", jitterbench_values(m, ["--mode", "send", "--messages", "1", "--warmup", "100",

@@ -48,8 +48,12 @@ def halo(N=100000, calls=1000):
     simulate.halo_trace_prediction(series, 16, [N], trace, r)
 
 
-cases = [("alltoall P=32, 100,000 trials", 0.5, lambda: simulate.simulate_alltoall(sample, 32, 100000, np.random.default_rng(2))),
-         ("alltoall P=1024, 1,000 trials", 2.0, lambda: simulate.simulate_alltoall(sample, 1024, 1000, np.random.default_rng(2))),
+def alltoall(P, trials):
+    return lambda: simulate.simulate_alltoall(sample, P, trials, np.random.default_rng(2))
+
+
+cases = [("alltoall P=32, 100,000 trials", 0.5, alltoall(32, 100000)),
+         ("alltoall P=1024, 1,000 trials", 2.0, alltoall(1024, 1000)),
          ("halo 100,000 tasks, 1,000 calls", 10.0, halo)]
 times_of = {name: [] for name, _, _ in cases}
 
@@ -58,7 +62,6 @@ def cpu_s():
     """CPU seconds of this process and of its ended children (simulate_alltoall's workers)."""
     t = os.times()
     return t.user + t.system + t.children_user + t.children_system
-
 
 
 for _ in range(repeats):  # interleaved, so a busy spell of the machine touches every case alike

@@ -272,7 +272,8 @@ def _replay(P: int, n: int, exchange_time, rounds, pairs: bool = True, out=None)
     slot = np.minimum(q, m - q)
     finish, idle = out if out is not None else (np.empty((P, n)), np.empty((P, n)))
     np.take(free, 1 + (np.concatenate((slot, [0])) if even else slot), axis=0, out=finish, mode="clip")
-    np.concatenate((idle_a[:h + 1], idle_b[h:0:-1], idle_m[None]) if even else (idle_a[:h + 1], idle_b[h:0:-1]), out=idle)
+    sides = (idle_a[:h + 1], idle_b[h:0:-1])
+    np.concatenate((*sides, idle_m[None]) if even else sides, out=idle)
     return finish, idle
 
 
@@ -338,13 +339,11 @@ def _sampler(samples: np.ndarray, rng: np.random.Generator):
     return draw
 
 
-def _resample(samples: np.ndarray, rng: np.random.Generator, k: int, work: "np.ndarray | None" = None,
-              out: "np.ndarray | None" = None):
-    """k draws with replacement from samples (work: an intp work array of k elements; out: a
-    float array of k elements for the result)."""
+def _resample(samples: np.ndarray, rng: np.random.Generator, k: int, work: "np.ndarray | None" = None):
+    """k draws with replacement from samples (work: an intp work array of k elements)."""
     if samples.size >= 1 << 31:
         return samples[rng.integers(samples.size, size=k)]
-    return samples.take(_uniform_indices(rng, samples.size, k, work), out=out, mode="clip")
+    return samples.take(_uniform_indices(rng, samples.size, k, work), mode="clip")
 
 
 def simulate_alltoall(samples_us, P: int, trials: int, rng: np.random.Generator,
@@ -360,9 +359,9 @@ def simulate_alltoall(samples_us, P: int, trials: int, rng: np.random.Generator,
     The trials run in chunks of CHUNK_ELEMENTS // P, independent of each other, so they run in
     up to WORKERS processes at once (_in_workers). Each chunk draws from its own child of rng
     (rng.spawn, one per chunk), so a seed gives the same result whatever the number of workers
-    and whichever worker runs which chunk. Interrupts draw
-    from a second set of children, spawned after the first, so turning them on with zero costs
-    leaves the exchange times, and the result, exactly as without them.
+    and whichever worker runs which chunk. Interrupts draw from a second set of children,
+    spawned after the first, so turning them on with zero costs leaves the exchange times, and
+    the result, exactly as without them.
     """
     samples = _check_sample(samples_us, "samples_us")
     if not isinstance(trials, (int, np.integer)) or trials < 1:
@@ -494,10 +493,10 @@ def _halo_once(sample: np.ndarray, N: int, calls: int, rng, coupled: bool):
             per_task[lo:lo + rows] = rng.multinomial(calls, counts / sample.size, size=rows) @ values / calls
     else:
         step = max(1, CHUNK_ELEMENTS // calls)
-        out = np.empty(step * calls, np.intp)
+        work = np.empty(step * calls, np.intp)
         for lo in range(0, N, step):
             rows = min(step, N - lo)
-            draws = _resample(sample, rng, rows * calls, out[:rows * calls])
+            draws = _resample(sample, rng, rows * calls, work[:rows * calls])
             per_task[lo:lo + rows] = draws.reshape(rows, calls).mean(axis=1)
     return float(per_task.max()), float(per_task.mean())
 

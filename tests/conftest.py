@@ -87,6 +87,15 @@ def openmpi_with(*benchmarks):
     return m
 
 
+def run_pinned(m, np, cpu, argv, nice=0, timeout=120):
+    """Runs argv on np ranks of MPI m, all on this one CPU: they inherit taskset's mask, Open MPI
+    (the only MPI these runs take) binding nothing; at this niceness."""
+    cmd, env = m.launch(np, argv)
+    env["OMPI_MCA_hwloc_base_binding_policy"] = "none"
+    return subprocess.run(["nice", "-n", str(nice), "taskset", "-c", str(cpu), *map(str, cmd)], env=env,
+                          capture_output=True, text=True, timeout=timeout)
+
+
 @pytest.fixture(params=[m.name for m in mpis.ALL])
 def mpi(request):
     m = mpis.by_name(request.param)

@@ -3,11 +3,10 @@ whether the ranks are bound, and warns when two bound ranks of a node share a CP
 import json
 import os
 import re
-import subprocess
 
 import pytest
 
-from conftest import openmpi_with, run_benchmark
+from conftest import openmpi_with, run_benchmark, run_pinned
 
 ARGS = ["--pattern", "c", "--size", "64", "--calls", "20"]
 
@@ -40,12 +39,12 @@ def openmpi():
 
 
 def test_unbound_ranks_are_said_to_be_unbound(openmpi, tmp_path):
+    if len(os.sched_getaffinity(0)) != os.cpu_count():
+        pytest.skip("this test's own CPU mask is narrower than the machine: its ranks inherit it")
     run = run_benchmark(openmpi, 2, ARGS, json_path=tmp_path / "h.json",
                         env={"OMPI_MCA_hwloc_base_binding_policy": "none"})
     where = placement(run)
     every = f"0-{os.cpu_count() - 1}" if os.cpu_count() > 1 else "0"
-    if len(os.sched_getaffinity(0)) != os.cpu_count():
-        pytest.skip("this test's own CPU mask is narrower than the machine: its ranks inherit it")
     assert where["binding"] == "none" and where["nodes_bound"] == 0
     assert where["rank_node_cpus"] == [[0, every], [0, every]]
     assert cpu_sets_line(run.stdout) == f"n0:{every} n0:{every}"
@@ -55,10 +54,7 @@ def test_two_ranks_squeezed_onto_one_cpu_are_warned_about(openmpi, tmp_path):
     cpu = sorted(os.sched_getaffinity(0))[0]
     if len(os.sched_getaffinity(0)) < 2:
         pytest.skip("one CPU: a mask of one CPU is no narrower than the machine, so nothing is bound")
-    cmd, env = openmpi.launch(2, [openmpi.binary("halo"), *ARGS, "--json", tmp_path / "h.json"])
-    env["OMPI_MCA_hwloc_base_binding_policy"] = "none"  # the ranks keep taskset's mask of one CPU
-    run = subprocess.run(["taskset", "-c", str(cpu), *map(str, cmd)], env=env, capture_output=True, text=True,
-                         timeout=120)
+    run = run_pinned(openmpi, 2, cpu, [openmpi.binary("halo"), *ARGS, "--json", tmp_path / "h.json"])
     assert run.returncode == 0, run.stderr
     where = json.loads((tmp_path / "h.json").read_text())["metadata"]["placement"]
     assert where["binding"] == "shared" and where["nodes_sharing_cpus"] == 1

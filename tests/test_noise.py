@@ -8,7 +8,7 @@ import time
 
 import pytest
 
-from conftest import openmpi_with, run_benchmark
+from conftest import openmpi_with, run_benchmark, run_pinned
 from jitterbench.simulate import load_interrupt_trace
 
 # The interrupter: every PERIOD it wakes and keeps the core busy for BUSY.  Pinned to the
@@ -40,16 +40,13 @@ def test_an_interrupter_of_known_period_and_length_is_found(openmpi, tmp_path):
     try:
         time.sleep(0.3)  # the interrupter is pinned and ticking
         trace, doc = tmp_path / "trace.txt", tmp_path / "n.json"
-        # one rank on the interrupter's core: it inherits taskset's mask, Open MPI binding nothing;
-        # a threshold well below the interrupter's 2 ms and above the kernel's own ticks.  The probe
-        # runs at nice 19 so that the interrupter preempts it on waking, as an interrupt does: at
-        # equal priority Linux's EEVDF scheduler (6.6+) delays every other wake-up by a slice, and
-        # the interrupter's period, not the probe, is then what is wrong (7.3/12.7 ms alternating).
-        cmd, env = openmpi.launch(1, [openmpi.binary("noise"), "--duration", "3", "--threshold", "200",
-                                      "--trace", trace, "--json", doc])
-        env["OMPI_MCA_hwloc_base_binding_policy"] = "none"
-        run = subprocess.run(["nice", "-n", "19", "taskset", "-c", str(cpu), *map(str, cmd)], env=env, capture_output=True, text=True,
-                             timeout=60)
+        # one rank on the interrupter's core; a threshold well below the interrupter's 2 ms and
+        # above the kernel's own ticks.  The probe runs at nice 19 so that the interrupter preempts
+        # it on waking, as an interrupt does: at equal priority Linux's EEVDF scheduler (6.6+)
+        # delays every other wake-up by a slice, and the interrupter's period, not the probe, is
+        # then what is wrong (7.3/12.7 ms alternating).
+        run = run_pinned(openmpi, 1, cpu, [openmpi.binary("noise"), "--duration", "3", "--threshold", "200",
+                                           "--trace", trace, "--json", doc], nice=19, timeout=60)
     finally:
         interrupter.kill()
         interrupter.wait()

@@ -18,7 +18,7 @@ import time
 import numpy as np
 import pytest
 
-from conftest import openmpi_with
+from conftest import openmpi_with, run_pinned
 from jitterbench import cli
 from jitterbench import simulate as sim
 from test_noise import INTERRUPTER
@@ -92,12 +92,9 @@ def openmpi():
 
 
 def pinned(m, cpu, argv):
-    """Runs argv as one Open MPI rank on this CPU only (taskset's mask, Open MPI binding nothing),
-    at nice 19 so that the interrupter preempts it on waking, as an interrupt does (test_noise says why)."""
-    cmd, env = m.launch(1, argv)
-    env["OMPI_MCA_hwloc_base_binding_policy"] = "none"
-    run = subprocess.run(["nice", "-n", "19", "taskset", "-c", str(cpu), *map(str, cmd)], env=env, capture_output=True, text=True,
-                         timeout=120)
+    """Runs argv as one rank on this CPU only, at nice 19 so that the interrupter preempts it on
+    waking, as an interrupt does (test_noise says why)."""
+    run = run_pinned(m, 1, cpu, argv, nice=19)
     assert run.returncode == 0, run.stderr
 
 
