@@ -156,6 +156,9 @@ void *jb_alloc(jb_ctx *ctx, size_t count, size_t size, const char *what);
 /* Records every rank's node and CPU set, and whether the launcher bound them
  * (collective; prints "# binding: ..." and warns when bound ranks share a CPU). */
 void jb_placement(jb_ctx *ctx);
+/* Records each node's network devices, their state and rate, under "network"
+ * in j and on a "# network:" line (collective over the node leaders). */
+void jb_network(jb_ctx *ctx, jb_json *j);
 
 /* ---- files ------------------------------------------------------------------
  * An output (--json, --samples) is checked before the run: not empty, not a

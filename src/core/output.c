@@ -89,6 +89,7 @@ static void metadata_json(jb_ctx *ctx, jb_json *j)
     jb_json_bool(j, "virtual_nodes", ctx->nodes.virtual_nodes);
     jb_json_int(j, "real_nodes", ctx->nodes.real_nnodes);
     node_list_json(ctx, j);
+    jb_network(ctx, j);
     if (ctx->rank == 0)
         jb_json_raw(j, "placement", ctx->placement.buf);
 
