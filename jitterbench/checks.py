@@ -18,7 +18,7 @@ import reframe.utility.typecheck as typ
 from reframe.core.builtins import fixture, parameter, run_after, run_before, sanity_function, variable
 from reframe.core.exceptions import ReframeError, SanityError
 
-from . import references, sweeps
+from . import references, sweeps, transports
 from .rfm import REFERENCE_DIR, SOURCES, install_prefix, per_node_scale, scale
 
 
@@ -41,6 +41,12 @@ def partition_distributions(feature="mpi"):
     cyclic = any(p.launcher_type.registered_name == "srun" and p.extras.get("max_nodes", 1) > 1
                  for p in partitions(feature))
     return ["block", "cyclic"] if cyclic else ["block"]
+
+
+def partition_rails(feature="mpi"):
+    """1, and every rail count up to the most network devices a partition lists (extras
+    rails: the devices of each rail, e.g. ["mlx5_0:1", "mlx5_1:1"])."""
+    return sorted({1, *(n for p in partitions(feature) for n in range(1, len(p.extras.get("rails", [])) + 1))})
 
 
 # The quick mode runs two tasks a node (ranks that share a node and ranks that do not,
@@ -108,24 +114,43 @@ class MpiCheck(rfm.RunOnlyRegressionTest):
     binding_asked = variable(str, value="none", loggable=True)
     binding = variable(str, value="", loggable=True)
     cpu_sets = variable(str, value="", loggable=True)  # node:CPUs of the first 64 ranks ('# cpu_sets:')
+    # the network devices a job may use: the first `rails` of the partition's (extras rails),
+    # through the variable the environment's transport declares for them (a second switch
+    # plane, as Hein's two, or today's second adapter)
+    rails = parameter(partition_rails(), type=int, loggable=True)
+    # what the MPI itself said it used, per node (transports.account), and the devices the
+    # benchmark found on each node ('# network:')
+    transport = variable(str, value="", loggable=True)
+    network = variable(str, value="", loggable=True)
     # a hung MPI (a lost node, a finalize that never returns) fails its check, not the run
     time_limit = "10m"
     # the variants the quick mode runs, {parameter: values}: the init hook tags them `quick`
-    quick_variant = {"tasks_per_node": [QUICK_TASKS_PER_NODE], "distribution": ["block"]}
+    quick_variant = {"tasks_per_node": [QUICK_TASKS_PER_NODE], "distribution": ["block"], "rails": [1]}
 
     def fits(self, partition):
         """Whether this variant's job can run on partition."""
         extras = partition.extras
         if self.nodes > extras.get("max_nodes", 1) or self.tasks_per_node > extras.get("max_tasks_per_node", 1):
             return False
+        if self.rails > 1 and (self.nodes < 2 or self.rails > len(extras.get("rails", []))):
+            return False  # a second rail carries nothing within a node
         if self.nodes * self.tasks_per_node < 2:  # one task sends its messages to itself: no communication
             return False
         # on one node every distribution is block; launchers other than srun place ranks block-wise only
         return self.distribution == "block" or (self.nodes > 1 and partition.launcher_type.registered_name == "srun")
 
     def takes(self, partition, environ):
-        """Whether this variant runs with environ on partition: every one here."""
-        return True
+        """Whether this variant runs with environ on partition: with more than one rail,
+        only where the environment can name that many devices of its network."""
+        devices, most = environ.extras.get("devices_vars", {}), environ.extras.get("max_devices", {})
+        return self.rails == 1 or all(f in devices and self.rails <= most.get(f, self.rails)
+                                      for f in self.fabrics_used(partition) if f != "shm")
+
+    def fabrics_used(self, partition):
+        """The partition's fabrics (extras transports) this job's messages cross: shared memory
+        where a node holds two tasks, the others where the job spans nodes."""
+        return [f for f in partition.extras.get("transports", ["shm"])
+                if (self.tasks_per_node > 1 if f == "shm" else self.nodes > 1)]
 
     @run_after("init")
     def only_where_it_fits(self):
@@ -169,6 +194,53 @@ class MpiCheck(rfm.RunOnlyRegressionTest):
         else:
             return
         self.binding_asked = "cores"
+
+    @run_after("setup")
+    def restrict_to_rails(self):
+        rails = self.current_partition.extras.get("rails")
+        if not rails or self.nodes < 2:
+            return
+        devices = ",".join(rails[:self.rails])
+        names = self.current_environ.extras.get("devices_vars", {})
+        for fabric in self.fabrics_used(self.current_partition):
+            if fabric in names:
+                self.env_vars[names[fabric]] = devices
+
+    @run_after("setup")
+    def ask_for_the_transport_account(self):
+        self.env_vars.update(transports.ACCOUNT_VARS.get(self.current_environ.extras.get("family"), {}))
+
+    @run_before("sanity")
+    def read_the_transport_account(self):
+        """The MPI's own account of its transport per node, and the fabrics whose declared
+        transport (the environment's extras transports) it contradicts."""
+        self.transport_problems = []
+        family = self.current_environ.extras.get("family")
+        if self.is_dry_run() or family not in transports.ACCOUNT_VARS:
+            return
+        text = ""
+        for name in (self.stdout.evaluate(), self.stderr.evaluate()):
+            path = os.path.join(self.stagedir, name)
+            if os.path.exists(path):
+                with open(path, errors="replace") as f:
+                    text += f.read()
+        first = re.search(r"^# node_list: ([^,\s]+)", text, re.M)
+        first_node = first[1] if first else (self.job.nodelist or ["rank 0"])[0]
+        accounts = transports.account(family, text, first_node)
+        self.transport = transports.summary(accounts)
+        declared = self.current_environ.extras.get("transports", {})
+        for fabric in self.fabrics_used(self.current_partition):
+            if fabric not in declared:
+                continue
+            wanted = transports.TRANSPORTS[declared[fabric]]
+            if wanted.account and not accounts:
+                self.transport_problems.append(f"{family} gave no account of its transport ({fabric})")
+            for node, said in transports.mismatches(wanted, accounts).items():
+                self.transport_problems.append(f"{node}: {family} used '{said}' for {fabric}, not the declared "
+                                               f"{wanted.name} (/{wanted.account}/)")
+
+    def transport_as_declared(self):
+        return sn.assert_false(self.transport_problems, msg="; ".join(self.transport_problems[:3]))
 
     @run_after("setup")
     def system_references(self):
@@ -281,6 +353,7 @@ class JitterbenchCheck(MpiCheck):
         self.node_list = sn.evaluate(sn.extractsingle(r"^# node_list: (.*)$", stdout, 1)).strip()
         self.binding = sn.evaluate(sn.extractsingle(r"^# binding: (\S+)", stdout, 1))
         self.cpu_sets = sn.evaluate(sn.extractsingle(r"^# cpu_sets: (.*)$", stdout, 1)).strip()
+        self.network = sn.evaluate(sn.extractsingle(r"^# network: (.*)$", stdout, 1)).strip()
 
     def result(self, key, conv=float, where=None):
         """A field of the benchmark's JB_RESULT summary lines: of the one line that holds
@@ -311,6 +384,7 @@ class JitterbenchCheck(MpiCheck):
             sn.assert_false(shared, msg="{0}"),
             sn.assert_found(r"^JB_RESULT ", self.stdout, msg="no JB_RESULT summary line"),
             sn.assert_found(r"every payload arrived intact", self.stdout, msg="payload validation did not pass"),
+            self.transport_as_declared(),
         ])
 
 

@@ -72,6 +72,10 @@ def write_report(args):
         if baseline not in labels:
             raise runs.RunsError(f"no label '{baseline}' among {', '.join(labels)}")
     title = args.title or (f"jitterbench: {' vs '.join(labels)}" if baseline else f"jitterbench report: {', '.join(labels)}")
+    if baseline:  # a comparison of two transports is no comparison of two machines: say so where it is run
+        for (environ, label), (mine, base) in report.transport_differences(col, baseline).items():
+            print(f"warning: {label} and {baseline} used different transports in environment {environ}: "
+                  f"{' | '.join(mine)} against {' | '.join(base)}", file=sys.stderr)
     return report.write(col, folder, title, baseline)
 
 

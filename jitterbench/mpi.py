@@ -11,6 +11,8 @@ import shutil
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from .transports import TRANSPORTS
+
 REPO = Path(__file__).resolve().parent.parent
 BUILD_ROOT = Path(os.environ.get("JB_BUILD_ROOT", REPO / "build"))
 # MPICH (mpich) and Intel MPI (impi-rt, impi-devel) come from PyPI, each into a venv of
@@ -27,10 +29,14 @@ class MPI:
     env: dict = field(default_factory=dict)
     # launcher flags that allow more ranks than cores
     oversubscribe: tuple = ()
-    # the variable that sets the eager limit (bytes), per transport: only
-    # names that jb-eager has shown to move the protocol switch (shm, here) or
-    # that EagerCheck verifies where the transport exists (tcp, across nodes)
+    # the variable that sets the eager limit (bytes), per fabric, for MPIs whose
+    # transports are not in jitterbench/transports.py (the papers' machines)
     eager_vars: dict = field(default_factory=dict)
+    # the transport (jitterbench/transports.py) that serves each fabric here: its
+    # variables select it, set its eager limit and name its devices
+    transports: dict = field(default_factory=dict)
+    # the family whose account of its transport jitterbench reads (transports.ACCOUNT_VARS)
+    family: str = ""
     # variables that make this MPI's own launcher bind each rank to a core (the
     # ReFrame checks set them where a partition's cores are its own)
     bind_vars: dict = field(default_factory=dict)
@@ -38,6 +44,11 @@ class MPI:
     def available(self) -> bool:
         path = self.env.get("PATH")
         return all(shutil.which(tool, path=path) for tool in (self.mpicc, self.mpirun))
+
+    def eager_var(self, fabric: str) -> str:
+        """The variable that sets the eager limit on fabric, or ''."""
+        name = self.transports.get(fabric)
+        return TRANSPORTS[name].eager_var if name else self.eager_vars.get(fabric, "")
 
     def build_dir(self) -> Path:
         return BUILD_ROOT / self.name
@@ -48,6 +59,8 @@ class MPI:
     def launch(self, np: int, argv: list) -> tuple[list, dict]:
         """Command line and environment that run argv on np ranks."""
         env = dict(os.environ)
+        if "shm" in self.transports:  # one node: the transport the checks declare for it
+            env.update(TRANSPORTS[self.transports["shm"]].select)
         env.update(self.env)
         if "PATH" in self.env:
             env["PATH"] = f"{self.env['PATH']}:{os.environ.get('PATH', '')}"
@@ -66,8 +79,8 @@ OPENMPI = MPI(
         "OMPI_MCA_rmaps_base_oversubscribe": "1",
     },
     oversubscribe=("--quiet",),
-    # probed: 8 KiB -> 8136 bytes eager (ob1 keeps a 56-byte header)
-    eager_vars={"shm": "OMPI_MCA_btl_vader_eager_limit", "tcp": "OMPI_MCA_btl_tcp_eager_limit"},
+    transports={"shm": "ob1-vader", "tcp": "ob1-tcp"},
+    family="openmpi",
     # mpirun's --bind-to core as its MCA parameter (mpirun(1) of Open MPI 4, "Mapping, Ranking,
     # and Binding"); Open MPI 4 binds to cores by default only up to two ranks
     bind_vars={"OMPI_MCA_hwloc_base_binding_policy": "core"},
@@ -76,14 +89,12 @@ OPENMPI = MPI(
 # MPICH 5.0.2 from PyPI, not Debian's 4.0.2: across nodes 4.0.2 hangs in
 # MPI_Finalize over UCX's TCP transport (a rank still disconnecting needs a peer
 # that already sits in the PMI barrier; pmodels/mpich#6596, fixed in 4.2).
-# Its netmod is UCX: UCX_RNDV_THRESH sets the eager limit between nodes
-# (probed across the virtual cluster: 8 KiB -> 8184, 32 KiB -> 32760; default
-# about 3 MB).  On a node its own POSIX shared memory sends eagerly what fits
-# one queue cell (8 KiB cells -> 8112 bytes); MPIR_CVAR_CH4_SHM_POSIX_IQUEUE_CELL_SIZE
-# moves that down only (32 KiB cells abort at start), so no shm variable is declared.
+# Built with both CH4 netmods (ch4:ucx,ofi); UCX is its default, OFI the
+# variant environment of the virtual cluster.
 MPICH = MPI(name="mpich", mpicc=str(MPICH_ROOT / "bin" / "mpicc"), mpirun=str(MPICH_ROOT / "bin" / "mpiexec"),
             env={"PATH": str(MPICH_ROOT / "bin")},
-            eager_vars={"tcp": "UCX_RNDV_THRESH"},
+            transports={"shm": "mpich-posix", "tcp": "mpich-ucx-tcp"},
+            family="mpich",
             # Hydra's -bind-to core as its variable (MPICH wiki, "Using the Hydra Process
             # Manager", environment settings); unset, Hydra binds nothing
             bind_vars={"HYDRA_BINDING": "core"})
@@ -99,13 +110,10 @@ INTELMPI = MPI(
         "LD_LIBRARY_PATH": str(INTEL_MPI_ROOT / "lib"),
         "FI_PROVIDER_PATH": str(INTEL_MPI_ROOT / "lib"),  # the providers (libtcp-fi.so, ...) live here
         "PATH": str(INTEL_MPI_ROOT / "bin"),
-        "I_MPI_FABRICS": "shm",
+        "I_MPI_FABRICS": "shm",  # one node; an environment across nodes selects shm:ofi (transports)
     },
-    # None declared: on shared memory Intel MPI 2021.18 sends even 4 MiB
-    # without waiting for the receive (jb-eager), and neither
-    # I_MPI_SHM_CELL_FWD_SIZE, I_MPI_EAGER_THRESHOLD nor
-    # MPIR_CVAR_CH4_SHM_POSIX_EAGER_MAX_MSG_SIZE moves that.
-    eager_vars={},
+    transports={"shm": "impi-shm", "tcp": "impi-ofi-tcp"},
+    family="intelmpi",
     # one core per rank (Intel MPI Developer Reference, I_MPI_PIN and I_MPI_PIN_DOMAIN)
     bind_vars={"I_MPI_PIN": "1", "I_MPI_PIN_DOMAIN": "core"},
 )

@@ -36,6 +36,8 @@ def factors(col: Collection):
         row["MPI library"].add(c.meta.get("mpi_library", ""))
         row["eager variable set"].add(f"{c.meta.get('eager_var') or '(default)'}={c.params.get('eager_limit', '-')}")
         row["nodes used"].add(str(c.meta.get("node_list", c.meta.get("job_nodelist", ""))))
+        row["transport (the MPI's account)"].add(c.meta.get("transport", ""))
+        row["network devices"].add(c.meta.get("network", ""))
         for p in ("placement", "distribution", "tasks_per_node"):
             if p in c.params:
                 row[p].add(str(c.params[p]))
@@ -44,6 +46,21 @@ def factors(col: Collection):
             row["protocol variables"].update(f"{k}={v}" for k, v in d["metadata"].get("environment", {}).items())
     return [{"key": k, "factors": {name: ", ".join(sorted(v for v in values if v)) or "-"
                                    for name, values in row.items()}} for k, row in rows.items()]
+
+
+def transport_differences(col: Collection, baseline: str):
+    """Where a label's runs used another transport than the baseline's in the same
+    environment (by the MPI's own account, node names aside): {(environ, label):
+    (the label's transports, the baseline's)}.  Such a comparison measures the
+    transport, not the machine: compare says so."""
+    used = defaultdict(set)
+    for c in col.cases:
+        if c.kind == "measured" and c.meta.get("transport"):
+            # 'node1,node2: pml=ob1 ...; node3: ...' -> the accounts without their nodes
+            used[(c.environ, c.label)].update(part.split(": ", 1)[-1] for part in c.meta["transport"].split("; "))
+    return {(environ, label): (sorted(mine), sorted(used[(environ, baseline)]))
+            for (environ, label), mine in used.items()
+            if label != baseline and (environ, baseline) in used and mine != used[(environ, baseline)]}
 
 
 def comparisons(col: Collection, baseline: str):
@@ -71,6 +88,7 @@ def comparisons(col: Collection, baseline: str):
                 if key[0] == c.check and c.environ in ("*", key[1]) and c.params.items() <= params.items():
                     for var, p in c.perf.items():
                         add(key, c.label, var, p)
+    differs = transport_differences(col, baseline)
     out = []
     for (check, environ, params, var), by_label in sorted(samples.items(), key=lambda kv: repr(kv[0])):
         base = by_label.get(baseline)
@@ -80,7 +98,8 @@ def comparisons(col: Collection, baseline: str):
             if label != baseline:
                 out.append({"check": check, "environ": environ, "params": " ".join(f"{k}={v}" for k, v in params),
                             "var": var, "unit": units[var], "label": label,
-                            "result": compare.compare(values, base, units[var])})
+                            "result": compare.compare(values, base, units[var]),
+                            "transport": differs.get((environ, label))})
     return out
 
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 import os
 
 from . import launchers  # noqa: F401  registers jb-mpirun, poe, bgp-mpirun and yod
+from .transports import TRANSPORTS
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 SOURCES = os.path.join(REPO, "src")
@@ -27,19 +28,34 @@ def install_prefix(variable):
     return os.environ.get(variable) or (os.path.join(views, "{environ}") if views else "")
 
 
-def environment(flavour, system, **env):
+def environment(flavour, system, fabrics=("shm",), transports=None, name=None, **env):
     """A ReFrame programming environment for one MPI on one system: the MPI's own
-    variables plus the system's (env); PATH entries go in front of the job's PATH."""
-    env_vars = {**flavour.env, **env}
+    variables, those that select the transport serving each of the partition's
+    fabrics (transports, {fabric: name}, else the MPI's own; jitterbench/transports.py),
+    then the system's (env).  PATH entries go in front of the job's PATH.  Extras
+    carry per fabric the transport and its eager-limit and device variables, and the
+    family whose account of its transport the checks read."""
+    chosen = {fabric: TRANSPORTS[t] for fabric, t in {**flavour.transports, **(transports or {})}.items()
+              if fabric in fabrics}
+    selected = {}
+    for fabric in sorted(chosen, key=lambda f: f != "shm"):  # a network's selection wins over shm's
+        selected.update(chosen[fabric].select)
+    env_vars = {**flavour.env, **selected, **env}
     if "PATH" in env_vars:
         env_vars["PATH"] = f"{env_vars['PATH']}:$PATH"
+    eager_vars = {**flavour.eager_vars, **{f: t.eager_var for f, t in chosen.items() if t.eager_var}}
+    name = name or flavour.name
     return {
-        "name": flavour.name,
+        "name": name,
         "target_systems": [system],
         "features": ["mpi", flavour.name],
         "cc": flavour.mpicc,
         "env_vars": [[k, v] for k, v in env_vars.items()],
-        "extras": {"eager_vars": flavour.eager_vars, "bind_vars": flavour.bind_vars},
+        "extras": {"eager_vars": eager_vars, "bind_vars": flavour.bind_vars,
+                   "transports": {f: t.name for f, t in chosen.items()},
+                   "devices_vars": {f: t.devices_var for f, t in chosen.items() if t.devices_var},
+                   "max_devices": {f: t.max_devices for f, t in chosen.items() if t.devices_var and t.max_devices},
+                   "family": flavour.family},
     }
 
 

@@ -119,7 +119,10 @@ def _moved(path, old_prefix, new_prefix):
         return path
 
 
-META = ("mpi_library", "eager_var", "node_list", "job_nodelist", "num_tasks", "job_completion_time")
+# the factors of a case kept from a report or perflog: transport is the MPI's own account of what it
+# used per node (jitterbench.transports), network the devices each node had
+META = ("mpi_library", "eager_var", "node_list", "job_nodelist", "num_tasks", "job_completion_time", "transport",
+        "network")
 
 
 def read_report(path, label, skipped):
@@ -210,6 +213,15 @@ def read_references(path, label):
     return sweeps.unswept(cases), stated, run
 
 
+def network_summary(meta):
+    """A document's network devices as its '# network:' line shows them: 'n1,n2: eth0 up ...'."""
+    groups = meta.get("network")
+    if not isinstance(groups, list):
+        return ""
+    return " | ".join(f"{','.join(map(str, g.get('nodes', [])))}: {g.get('devices', '')}"
+                      for g in groups if isinstance(g, dict))
+
+
 def document_cases(label, path, doc):
     """A benchmark's JSON document given on its own, as cases: those its descriptor reads
     from it (jitterbench.benchmarks), named as the benchmark's ReFrame check names them."""
@@ -224,7 +236,8 @@ def document_cases(label, path, doc):
     return [Case(label=label, system=label, partition="", environ=results.mpi_name(doc), check=described.check,
                  params={**shape, **params}, perf={var: Perf(*value) for var, value in perf.items()}, run=str(path),
                  source=str(path), documents=[doc], kind="measured",
-                 meta={"mpi_library": lib.splitlines()[0] if lib else "", "node_list": meta.get("node_list", "")})
+                 meta={"mpi_library": lib.splitlines()[0] if lib else "", "node_list": meta.get("node_list", ""),
+                       "network": network_summary(meta)})
             for params, perf in variants]
 
 

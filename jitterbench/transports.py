@@ -35,6 +35,7 @@ class Transport:
     select: dict = field(default_factory=dict)  # variables that choose it
     eager_var: str = ""            # sets the eager limit, bytes; "" = none known to work
     devices_var: str = ""          # restricts it to the devices listed, comma-separated
+    max_devices: int = 0           # how many devices that variable may list; 0: any number
     account: str = ""              # regex the MPI's account of a node matches; "" = it reports nothing
     verified: str = ""             # measured here with jb-eager; "" = documentation only
 
@@ -59,7 +60,8 @@ TRANSPORTS = {t.name: t for t in [
     # run over TCP too (`ompi_info --param pml ucx --level 9`).
     *[Transport(f"ompi-ucx-{fabric}", "openmpi", fabric, f"{UCX_DOCS}; {OMPI_DOCS.format('pml ucx')}",
                 select={"OMPI_MCA_pml": "ucx", "OMPI_MCA_pml_ucx_tls": "any", "OMPI_MCA_pml_ucx_devices": "any"},
-                eager_var="UCX_RNDV_THRESH", devices_var="UCX_NET_DEVICES",
+                # UCX_NET_DEVICES names network devices only; shared memory is not one
+                eager_var="UCX_RNDV_THRESH", devices_var="" if fabric == "shm" else "UCX_NET_DEVICES",
                 account=r"pml=ucx .*ucx=\S*\b" + tl,
                 verified="8 KiB -> 8184 B, 32 KiB -> 32760 B eager, 2 ranks on one node (UCX 1.13.1)" if v else "")
       for fabric, tl, v in [("shm", r"(sysv|posix|cma|xpmem|knem)/", 1), ("tcp", r"tcp/", 1),
@@ -79,12 +81,12 @@ TRANSPORTS = {t.name: t for t in [
       for fabric, tl, v in [("tcp", r"tcp/", 1), ("ib", r"(rc|rc_mlx5|rc_verbs|dc_mlx5|ud_mlx5|ud_verbs)/", 0)]],
     *[Transport(f"mpich-ofi-{fabric}", "mpich", fabric, f"MPICH 5.0.2 `mpivars`; {doc}",
                 select={"MPIR_CVAR_CH4_NETMOD": "ofi", "FI_PROVIDER": provider},
-                eager_var="MPIR_CVAR_CH4_OFI_EAGER_THRESHOLD", devices_var=devices,
+                eager_var="MPIR_CVAR_CH4_OFI_EAGER_THRESHOLD", devices_var=devices, max_devices=int(bool(devices)),
                 account=rf"netmod=ofi provider={provider}\b",
                 verified=("8 KiB -> 8192 B, 32 KiB -> 32768 B eager with MPIR_CVAR_NOLOCAL=1 on one node "
                           "(default: no rendezvous below the provider's largest message)" if v else ""))
       for fabric, provider, devices, doc, v in [
-          ("tcp", "tcp", "FI_TCP_IFACE", RXM_DOCS, 1),
+          ("tcp", "tcp", "FI_TCP_IFACE", RXM_DOCS, 1),  # FI_TCP_IFACE names one interface
           # Cray MPICH on Slingshot 11: libfabric's cxi provider
           ("slingshot", "cxi", "", "libfabric fi_cxi(7) (FI_CXI_RDZV_THRESHOLD: the provider's own)", 0)]],
     # ---- MVAPICH2 (OFA-IB-CH3): its own variables (MVAPICH2 2.3 User Guide, 'Run time parameters') --
@@ -103,7 +105,8 @@ TRANSPORTS = {t.name: t for t in [
     *[Transport(f"impi-ofi-{fabric}", "intelmpi", fabric,
                 f"Intel MPI Developer Reference 2021 (I_MPI_FABRICS, I_MPI_OFI_PROVIDER); {doc}",
                 select={"I_MPI_FABRICS": "shm:ofi", "I_MPI_OFI_PROVIDER": provider},
-                eager_var=eager, devices_var=devices, account=rf"ofi={provider}\b")
+                eager_var=eager, devices_var=devices, max_devices=int(provider == "tcp"),
+                account=rf"ofi={provider}\b")
       for fabric, provider, eager, devices, doc in [
           ("tcp", "tcp", "", "FI_TCP_IFACE", RXM_DOCS),
           # mlx runs over UCX: UCX's variables apply (Intel MPI Developer Guide, 'OFI Providers Support')
@@ -182,13 +185,11 @@ def account(family, text, first_node=""):
         provider = _MPICH_OFI.search(text)
         if provider:
             words.append(f"netmod=ofi provider={provider[1]}")
-        ucx = _ucx_transports(text)
         if not words:
             return {}
-        result = {first_node: " ".join(words)}
-        for host, tls in ucx.items():  # UCX speaks per process: per node
-            result[host] = f"{' '.join(words)} ucx={','.join(sorted(tls))}"
-        return result
+        ucx = _ucx_transports(text)  # UCX speaks per process: per node
+        return ({host: f"{' '.join(words)} ucx={','.join(sorted(tls))}" for host, tls in ucx.items()}
+                or {first_node: " ".join(words)})
     if family == "intelmpi":
         provider = _IMPI_OFI.search(text)
         if provider:

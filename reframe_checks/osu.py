@@ -87,4 +87,5 @@ class OsuCheck(MpiCheck):
 
     @sanity_function
     def osu_table(self):
-        return sn.assert_found(r"^# OSU MPI", self.stdout, msg="no OSU header in the output")
+        return sn.all([sn.assert_found(r"^# OSU MPI", self.stdout, msg="no OSU header in the output"),
+                       self.transport_as_declared()])

@@ -32,7 +32,7 @@ OVER_TORUS = {
     "intelmpi": {**vcluster.ACROSS_NODES["intelmpi"], "FI_TCP_IFACE": "torus0", "I_MPI_WAIT_MODE": "1"},
 }
 
-ENVIRONMENTS = [environment(flavour, "torus", **OVER_TORUS[flavour.name])
+ENVIRONMENTS = [environment(flavour, "torus", ("tcp",), **OVER_TORUS[flavour.name])
                 for flavour in mpi.available() if flavour.name in OVER_TORUS]
 
 # the vcluster's partition, with the topology feature and the file of its wiring

@@ -18,16 +18,28 @@ os.environ.setdefault("SLURM_CONF", os.path.join(STATE, "slurm.conf"))
 NODES = int(open(os.path.join(STATE, "nodes")).read()) if os.path.exists(os.path.join(STATE, "nodes")) else 3
 
 # Across nodes, per MPI (../shared/notes/vcluster.md): the PMI srun offers it, its
-# TCP interface, and no binding (every node sees the same two cores).
+# TCP interface, and no binding (every node sees the same two cores).  The transports
+# each MPI declares (jitterbench/mpi.py) select the rest: ob1's tcp BTL, MPICH's UCX,
+# Intel MPI's OFI tcp provider.
 ACROSS_NODES = {
-    "openmpi": {"SLURM_MPI_TYPE": "pmix", "OMPI_MCA_pml": "ob1", "OMPI_MCA_btl": "self,vader,tcp",
-                "OMPI_MCA_btl_tcp_if_include": "10.77.0.0/24", "OMPI_MCA_oob_tcp_if_include": "10.77.0.0/24"},
+    "openmpi": {"SLURM_MPI_TYPE": "pmix", "OMPI_MCA_btl": "self,vader,tcp",
+                "OMPI_MCA_btl_tcp_if_include": "eth0", "OMPI_MCA_oob_tcp_if_include": "10.77.0.0/24"},
     "mpich": {"SLURM_MPI_TYPE": "pmi2", "UCX_NET_DEVICES": "eth0"},
     "intelmpi": {"SLURM_MPI_TYPE": "pmix", "I_MPI_PMI": "pmix", "I_MPI_PMI_LIBRARY": "/usr/lib/x86_64-linux-gnu/libpmix.so",
-                 "I_MPI_FABRICS": "shm:ofi", "FI_PROVIDER": "tcp", "FI_TCP_IFACE": "eth0", "I_MPI_PIN": "0"},
+                 "FI_PROVIDER": "tcp", "FI_TCP_IFACE": "eth0", "I_MPI_PIN": "0"},
+}
+FABRICS = ("shm", "tcp")
+
+# What a site with UCX runs, here over TCP and shared memory: Open MPI's UCX PML (UCX
+# 1.13 from Debian) for both fabrics, and MPICH's other netmod, OFI's tcp provider.
+VARIANTS = {
+    "openmpi": [("openmpi-ucx", {"shm": "ompi-ucx-shm", "tcp": "ompi-ucx-tcp"}, {"UCX_NET_DEVICES": "eth0"})],
+    "mpich": [("mpich-ofi", {"tcp": "mpich-ofi-tcp"}, {"FI_TCP_IFACE": "eth0"})],
 }
 
-ENVIRONMENTS = [environment(flavour, "vcluster", **ACROSS_NODES[flavour.name]) for flavour in mpi.available()]
+ENVIRONMENTS = [environment(flavour, "vcluster", FABRICS, **ACROSS_NODES[flavour.name]) for flavour in mpi.available()]
+ENVIRONMENTS += [environment(flavour, "vcluster", FABRICS, transports, name, **{**ACROSS_NODES[flavour.name], **env})
+                 for flavour in mpi.available() for name, transports, env in VARIANTS.get(flavour.name, [])]
 
 SYSTEM = {
     "name": "vcluster",

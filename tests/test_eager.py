@@ -17,8 +17,8 @@ def probe(mpi, tmp_path, env=None, *args):
 
 @pytest.mark.parametrize("limit", [8192, 32768])
 def test_the_declared_shared_memory_variable_moves_the_probe(mpi, tmp_path, limit):
-    variable = mpi.eager_vars.get("shm")
-    if variable is None:
+    variable = mpi.eager_var("shm")
+    if not variable:
         pytest.skip(f"{mpi.name} declares no shared-memory eager variable (jitterbench/mpi.py says why)")
     pairs = probe(mpi, tmp_path, {variable: str(limit)})
     on_node = pairs["on-node"]
