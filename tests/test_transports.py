@@ -4,8 +4,10 @@ on one node; a ReFrame check that fails when the MPI took another transport than
 declared; compare naming two runs that used different transports."""
 from __future__ import annotations
 
+import importlib.util
 import json
 import re
+from pathlib import Path
 
 import pytest
 
@@ -15,6 +17,8 @@ from jitterbench import transports as T
 from jitterbench.report import transport_differences
 from jitterbench.runs import Case, Collection
 from test_reframe import reframe
+
+REPO = Path(__file__).resolve().parents[1]
 
 
 def account_of(mpi, env=None, np=2):
@@ -141,3 +145,21 @@ def test_a_benchmark_document_records_every_node_s_network_devices(tmp_path):
     assert "lo " not in group["devices"] and group["devices"] != ""
     line = next(x for x in run.stdout.splitlines() if x.startswith("# network: "))
     assert line == f"# network: {','.join(group['nodes'])}: {group['devices']}"
+
+
+def test_the_site_template_declares_known_transports_and_the_contract():
+    spec = importlib.util.spec_from_file_location("site_template", REPO / "systems" / "site-template" / "reframe.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    config = module.site_configuration
+    for partition in config["systems"][0]["partitions"]:
+        assert "mpi" in partition["features"]
+        assert {"max_nodes", "max_tasks_per_node", "transports"} <= partition["extras"].keys()
+    for environ in config["environments"]:
+        extras = environ["extras"]
+        assert extras["family"] in T.ACCOUNT_VARS
+        for fabric, name in extras["transports"].items():
+            t = T.by_name(name)
+            assert t.fabric == fabric and t.mpi == extras["family"]
+            assert extras["eager_vars"].get(fabric, t.eager_var) == t.eager_var
+            assert extras["devices_vars"].get(fabric, t.devices_var) == t.devices_var
