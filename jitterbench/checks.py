@@ -49,6 +49,13 @@ def partition_rails(feature="mpi"):
     return sorted({1, *(n for p in partitions(feature) for n in range(1, len(p.extras.get("rails", [])) + 1))})
 
 
+# Environments that run an MPI over another of its transports (the virtual cluster's Open MPI
+# over UCX, MPICH over OFI) carry this feature instead of `mpi`: the checks that prove a
+# transport's path (eager limit, ping-pong, halo) take them; the whole suite runs over each
+# MPI's own transport.
+TRANSPORT_VARIANTS = ["+transport-variant"]
+
+
 # The quick mode runs two tasks a node (ranks that share a node and ranks that do not,
 # in one job), or one where the partitions hold no more (sp2, the torus).
 QUICK_TASKS_PER_NODE = min(2, max(partition_scale("max_tasks_per_node", per_node_scale), default=1))

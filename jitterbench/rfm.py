@@ -28,7 +28,7 @@ def install_prefix(variable):
     return os.environ.get(variable) or (os.path.join(views, "{environ}") if views else "")
 
 
-def environment(flavour, system, fabrics=("shm",), transports=None, name=None, **env):
+def environment(flavour, system, fabrics=("shm",), transports=None, name=None, features=("mpi",), **env):
     """A ReFrame programming environment for one MPI on one system: the MPI's own
     variables, those that select the transport serving each of the partition's
     fabrics (transports, {fabric: name}, else the MPI's own; jitterbench/transports.py),
@@ -48,7 +48,7 @@ def environment(flavour, system, fabrics=("shm",), transports=None, name=None, *
     return {
         "name": name,
         "target_systems": [system],
-        "features": ["mpi", flavour.name],
+        "features": [*features, flavour.name],
         "cc": flavour.mpicc,
         "env_vars": [[k, v] for k, v in env_vars.items()],
         "extras": {"eager_vars": eager_vars, "bind_vars": flavour.bind_vars,

@@ -101,12 +101,12 @@ TRANSPORTS = {t.name: t for t in [
     # did not move that; over OFI's tcp provider neither those nor MPIR_CVAR_CH4_OFI_EAGER_THRESHOLD
     # nor FI_OFI_RXM_BUFFER_SIZE moved it below 256 KiB (jb-eager, 2 ranks, I_MPI_FABRICS=ofi)
     Transport("impi-shm", "intelmpi", "shm", "Intel MPI Developer Reference 2021 (I_MPI_FABRICS)",
-              select={"I_MPI_FABRICS": "shm"}, account=r"^shm$"),
+              select={"I_MPI_FABRICS": "shm"}, account=r"\bfabrics=shm\b"),
     *[Transport(f"impi-ofi-{fabric}", "intelmpi", fabric,
                 f"Intel MPI Developer Reference 2021 (I_MPI_FABRICS, I_MPI_OFI_PROVIDER); {doc}",
                 select={"I_MPI_FABRICS": "shm:ofi", "I_MPI_OFI_PROVIDER": provider},
                 eager_var=eager, devices_var=devices, max_devices=int(provider == "tcp"),
-                account=rf"ofi={provider}\b")
+                account=rf"\bfabrics=(shm-)?ofi ofi={provider}\b")
       for fabric, provider, eager, devices, doc in [
           ("tcp", "tcp", "", "FI_TCP_IFACE", RXM_DOCS),
           # mlx runs over UCX: UCX's variables apply (Intel MPI Developer Guide, 'OFI Providers Support')
@@ -139,13 +139,15 @@ _OMPI_HOST = r"^\[(?P<host>[^\]:]+):\d+\] "
 _OMPI_SELECTED = re.compile(_OMPI_HOST + r"select: component (?P<name>\w+) selected$", re.M)
 _OMPI_BTL = re.compile(_OMPI_HOST + r"select: init of component (?P<name>\w+) returned success$", re.M)
 # UCX 1.13: "ep_cfg[1]: tag(sysv/memory cma/memory) ..."; 1.20: "ucp_context_0 intra-node cfg#1 tag(...) ..."
-_UCX_LANES = re.compile(r"^\[[\d.]+\] \[(?P<host>[^\]:]+):\d+:\d+\]\s+ucp_worker\.c:\d+\s+UCX\s+INFO\s+"
+# (UCX pads the pid: "[node1:2740 :0]")
+_UCX_LANES = re.compile(r"^\[[\d.]+\] \[(?P<host>[^\]:]+):\s*\d+\s*:\s*\d+\]\s+ucp_worker\.c:\d+\s+UCX\s+INFO\s+"
                         r"(?:ep_cfg\[\d+\]:|ucp_context_\d+ .*? cfg#\d+) (?P<lanes>.*)$", re.M)
 _UCX_TL = re.compile(r"\b([a-z0-9_]+)/([\w.:-]+)")
 _MPICH_UCX = re.compile(r"^==== UCX netmod Capability ====$", re.M)
 _MPICH_OFI = re.compile(r"^libfabric provider: (\S+)", re.M)
 _IMPI_OFI = re.compile(r"^\[0\] MPI startup\(\): libfabric provider: (\S+)", re.M)
-_IMPI_START = re.compile(r"^\[0\] MPI startup\(\): ", re.M)
+# the tuning file it loads is named for the fabrics it runs: ..._shm.dat, ..._shm-ofi.dat, ..._ofi.dat
+_IMPI_FABRICS = re.compile(r'^\[0\] MPI startup\(\): Load tuning file: "[^"]*?_(shm-ofi|shm|ofi)\.dat"', re.M)
 
 # OB1's PMLs and the MTLs cm runs: the two sets of names Open MPI selects one of
 _OMPI_PMLS = {"ob1", "cm", "ucx", "v", "monitoring"}
@@ -164,7 +166,8 @@ def _ucx_transports(text):
 def account(family, text, first_node=""):
     """{node: account} from a job's output (stdout and stderr) with ACCOUNT_VARS[family]
     set; an account is the words the transports' `account` patterns match, e.g.
-    'pml=ob1 btl=self,tcp,vader' or 'netmod=ucx ucx=sysv/memory,tcp/eth0'.  MPICH and Intel
+    'pml=ob1 btl=self,tcp,vader', 'netmod=ucx ucx=sysv/memory,tcp/eth0' or
+    'fabrics=shm-ofi ofi=tcp'.  MPICH and Intel
     MPI report from rank 0 only: their account is first_node's.  {} when the MPI said nothing."""
     if family == "openmpi":
         nodes = {}
@@ -191,10 +194,9 @@ def account(family, text, first_node=""):
         return ({host: f"{' '.join(words)} ucx={','.join(sorted(tls))}" for host, tls in ucx.items()}
                 or {first_node: " ".join(words)})
     if family == "intelmpi":
-        provider = _IMPI_OFI.search(text)
-        if provider:
-            return {first_node: f"ofi={provider[1]}"}
-        return {first_node: "shm"} if _IMPI_START.search(text) else {}
+        fabrics, provider = _IMPI_FABRICS.search(text), _IMPI_OFI.search(text)
+        words = ([f"fabrics={fabrics[1]}"] if fabrics else []) + ([f"ofi={provider[1]}"] if provider else [])
+        return {first_node: " ".join(words)} if words else {}
     return {}
 
 

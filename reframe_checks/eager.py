@@ -9,7 +9,7 @@ import reframe as rfm
 import reframe.utility.sanity as sn
 from reframe.core.builtins import parameter, run_after, sanity_function, variable
 
-from jitterbench.checks import JitterbenchCheck
+from jitterbench.checks import TRANSPORT_VARIANTS, JitterbenchCheck
 
 
 def pair_of(transport):
@@ -21,6 +21,7 @@ def pair_of(transport):
 @rfm.simple_test
 class EagerCheck(JitterbenchCheck):
     descr = "effective eager limit of MPI_Send, probed"
+    valid_prog_environs = ["+mpi", *TRANSPORT_VARIANTS]
     benchmark = "eager"
     eager_limit = parameter(["default", "8192", "32768"], type=str, loggable=True)
     tasks_per_node = parameter([2], type=int, loggable=True)

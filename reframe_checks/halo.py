@@ -11,12 +11,13 @@ import reframe as rfm
 import reframe.utility.typecheck as typ
 from reframe.core.builtins import parameter, run_after, variable
 
-from jitterbench.checks import PER_CALL, PerCallCheck, listed
+from jitterbench.checks import PER_CALL, TRANSPORT_VARIANTS, PerCallCheck, listed
 
 
 @rfm.simple_test
 class HaloCheck(PerCallCheck):
     descr = "halo exchange: per-call MAX and AVG over tasks"
+    valid_prog_environs = ["+mpi", *TRANSPORT_VARIANTS]
     benchmark = "halo"
     # jb-halo numbers its grid by node and rank on the node, so which tasks exchange across
     # nodes is the placement's under any distribution: a cyclic run would repeat the block one

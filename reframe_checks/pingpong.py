@@ -9,12 +9,13 @@ import reframe as rfm
 import reframe.utility.typecheck as typ
 from reframe.core.builtins import run_after, variable
 
-from jitterbench.checks import JitterbenchCheck, listed
+from jitterbench.checks import TRANSPORT_VARIANTS, JitterbenchCheck, listed
 
 
 @rfm.simple_test
 class PingPongCheck(JitterbenchCheck):
     descr = "multi-ping-pong: cycle time and speed"
+    valid_prog_environs = ["+mpi", *TRANSPORT_VARIANTS]
     benchmark = "pingpong"
     # swept in each run; -S modes=send, -S messages=1 narrow them
     modes = variable(typ.List[str], value=["send", "isend", "ssend", "issend"], loggable=True)

@@ -31,14 +31,17 @@ ACROSS_NODES = {
 FABRICS = ("shm", "tcp")
 
 # What a site with UCX runs, here over TCP and shared memory: Open MPI's UCX PML (UCX
-# 1.13 from Debian) for both fabrics, and MPICH's other netmod, OFI's tcp provider.
+# 1.13 from Debian) for both fabrics, and MPICH's other netmod, OFI's tcp provider.  MPICH
+# runs the whole suite over UCX already; these variants run the checks of a transport's
+# path (jitterbench.checks.TRANSPORT_VARIANTS).
 VARIANTS = {
     "openmpi": [("openmpi-ucx", {"shm": "ompi-ucx-shm", "tcp": "ompi-ucx-tcp"}, {"UCX_NET_DEVICES": "eth0"})],
     "mpich": [("mpich-ofi", {"tcp": "mpich-ofi-tcp"}, {"FI_TCP_IFACE": "eth0"})],
 }
 
 ENVIRONMENTS = [environment(flavour, "vcluster", FABRICS, **ACROSS_NODES[flavour.name]) for flavour in mpi.available()]
-ENVIRONMENTS += [environment(flavour, "vcluster", FABRICS, transports, name, **{**ACROSS_NODES[flavour.name], **env})
+ENVIRONMENTS += [environment(flavour, "vcluster", FABRICS, transports, name, ("transport-variant",),
+                             **{**ACROSS_NODES[flavour.name], **env})
                  for flavour in mpi.available() for name, transports, env in VARIANTS.get(flavour.name, [])]
 
 SYSTEM = {

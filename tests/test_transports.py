@@ -49,7 +49,7 @@ def test_the_account_of_each_mpi_on_one_node_matches_its_declared_shm_transport(
     assert accounts, f"{mpi.name} gave no account"
     declared = T.by_name(mpi.transports["shm"])
     assert T.mismatches(declared, accounts) == {}
-    expected = {"openmpi": "pml=ob1 btl=self,tcp,vader", "intelmpi": "shm"}
+    expected = {"openmpi": "pml=ob1 btl=self,tcp,vader", "intelmpi": "fabrics=shm"}
     if mpi.name in expected:
         assert list(accounts.values()) == [expected[mpi.name]]
     else:  # MPICH: its netmod, and UCX's own lanes (its shared-memory transports)
@@ -65,7 +65,7 @@ STEERED = {
     "mpich": ({**T.by_name("mpich-ofi-tcp").select, "MPIR_CVAR_NOLOCAL": "1"}, "mpich-ofi-tcp",
               r"^netmod=ofi provider=tcp$", "tcp"),
     "intelmpi": ({**T.by_name("impi-ofi-tcp").select, "FI_PROVIDER": "tcp", "I_MPI_FABRICS": "ofi"}, "impi-ofi-tcp",
-                 r"^ofi=tcp$", "shm"),
+                 r"^fabrics=ofi ofi=tcp$", "shm"),
 }
 
 
