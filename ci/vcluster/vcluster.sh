@@ -247,11 +247,17 @@ up() {
     for i in $(seq 1 "$n"); do
         mkdir -p "$STATE/tmp.node$i"
         alive "$STATE/slurmd.node$i.pid" && continue
-        # own hostname (UTS), own System V IPC and /dev/shm (IPC, mount): a real node's boundaries
+        # own hostname (UTS), own System V IPC and /dev/shm (IPC, mount): a real node's boundaries;
+        # its own sysfs, so that /sys/class/net lists the node's interfaces (what the benchmarks
+        # record), with the cgroup tree bound back in (slurmd needs it: ../shared/notes/vcluster.md)
+        mkdir -p "$STATE/cgroup.node$i"
         nsenter --net="/run/netns/jbnode$i" unshare --uts --ipc --mount --propagation private sh -c "
             hostname node$i
             mount --bind '$STATE/hosts' /etc/hosts
             mount -t tmpfs -o mode=1777 shm-node$i /dev/shm
+            mount --rbind /sys/fs/cgroup '$STATE/cgroup.node$i'
+            mount -t sysfs sysfs-node$i /sys
+            mount --rbind '$STATE/cgroup.node$i' /sys/fs/cgroup
             exec slurmd -f '$STATE/slurm.conf' -N node$i" || die "slurmd of node$i did not start (log: $STATE/slurmd.node$i.log)"
     done
     export SLURM_CONF=$STATE/slurm.conf
