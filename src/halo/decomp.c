@@ -107,20 +107,44 @@ int halo_off_node_of_task(const halo_layout *L, int g)
     return count;
 }
 
+/* Off-node sends per call of node n's tasks: north/south ones in *ns, east/west ones in *ew. */
+static void off_node_sends_of_node(const halo_layout *L, int n, long *ns, long *ew)
+{
+    *ns = *ew = 0;
+    for (int l = 0; l < L->tpn; l++) {
+        int nb[NDIRS];
+        halo_neighbours(L, halo_grid_index(L, n, l), nb);
+        for (int d = 0; d < NDIRS; d++)
+            if (nb[d] >= 0 && halo_node_of(L, nb[d]) != n)
+                *(d == NORTH || d == SOUTH ? ns : ew) += 1;
+    }
+}
+
 void halo_off_node_per_node(const halo_layout *L, int *max_per_node, double *mean_per_node)
 {
     int nnodes = L->px * L->py / L->tpn;
-    int *per_node = calloc((size_t)nnodes, sizeof *per_node);
     long total = 0;
-    for (int g = 0; g < L->px * L->py; g++) {
-        int c = halo_off_node_of_task(L, g);
-        per_node[halo_node_of(L, g)] += c;
-        total += c;
-    }
     *max_per_node = 0;
-    for (int n = 0; n < nnodes; n++)
-        if (per_node[n] > *max_per_node)
-            *max_per_node = per_node[n];
+    for (int n = 0; n < nnodes; n++) {
+        long ns, ew;
+        off_node_sends_of_node(L, n, &ns, &ew);
+        total += ns + ew;
+        if (ns + ew > *max_per_node)
+            *max_per_node = (int)(ns + ew);
+    }
     *mean_per_node = (double)total / nnodes;
-    free(per_node);
+}
+
+double halo_off_node_bytes_per_node(const halo_layout *L, size_t ns_bytes, size_t ew_bytes)
+{
+    int nnodes = L->px * L->py / L->tpn;
+    double most = 0;
+    for (int n = 0; n < nnodes; n++) {
+        long ns, ew;
+        off_node_sends_of_node(L, n, &ns, &ew);
+        double bytes = (double)ns * (double)ns_bytes + (double)ew * (double)ew_bytes;
+        if (bytes > most)
+            most = bytes;
+    }
+    return most;
 }

@@ -11,6 +11,8 @@
 #ifndef HALO_DECOMP_H
 #define HALO_DECOMP_H
 
+#include <stddef.h>
+
 enum { NORTH, SOUTH, EAST, WEST, NDIRS };
 enum { PLACE_ROW, PLACE_BUNCHED };
 
@@ -34,5 +36,7 @@ void halo_neighbours(const halo_layout *L, int g, int nb[NDIRS]);
 /* Off-node send/recvs per call: of one task, and the max and mean per node. */
 int halo_off_node_of_task(const halo_layout *L, int g);
 void halo_off_node_per_node(const halo_layout *L, int *max_per_node, double *mean_per_node);
+/* The most bytes one node's tasks send to other nodes in one call (O(tasks), no allocation). */
+double halo_off_node_bytes_per_node(const halo_layout *L, size_t ns_bytes, size_t ew_bytes);
 
 #endif

@@ -84,6 +84,11 @@ int main(void)
     double mean;
     halo_off_node_per_node(&r64np, &max, &mean);
     CHECK(max == 32 && mean == 24.0); /* (16 + 32 + 32 + 16) / 4 */
+    /* bytes: a row node sends only north and south off-node (its east/west wrap stays on it) */
+    CHECK(halo_off_node_bytes_per_node(&r64, 4096, 1000) == 32 * 4096.0);
+    CHECK(halo_off_node_bytes_per_node(&r64np, 4096, 1000) == 32 * 4096.0);
+    /* a 4x4 block of the 16x4 grid: 4 off-node sends east-west each way, none north-south */
+    CHECK(halo_off_node_bytes_per_node(&b64, 4096, 1000) == 8 * 1000.0);
     int nb[NDIRS];
     halo_neighbours(&r64np, 0, nb);
     CHECK(nb[NORTH] == -1 && nb[WEST] == -1 && nb[SOUTH] == 16 && nb[EAST] == 1);
