@@ -16,6 +16,8 @@ STATE = os.environ.get("JB_VCLUSTER_DIR", "/run/jitterbench-vcluster")
 # sbatch and squeue, run by ReFrame itself, find the cluster through SLURM_CONF
 os.environ.setdefault("SLURM_CONF", os.path.join(STATE, "slurm.conf"))
 NODES = int(open(os.path.join(STATE, "nodes")).read()) if os.path.exists(os.path.join(STATE, "nodes")) else 3
+# `up --rails 2`: each node's two rate-limited networks, eth0 and eth1 (the rails parameter)
+RAILS = open(os.path.join(STATE, "rails")).read().split() if os.path.exists(os.path.join(STATE, "rails")) else []
 
 # Across nodes, per MPI (../shared/notes/vcluster.md): the PMI srun offers it, its
 # TCP interface, and no binding (every node sees the same two cores).  The transports
@@ -61,6 +63,6 @@ SYSTEM = {
         # binding none: every node is this machine's same cores, so ranks of two nodes bound
         # to "their" cores would share them
         "extras": {"max_nodes": NODES, "max_tasks_per_node": os.cpu_count(), "transports": ["shm", "tcp"],
-                   "binding": "none"},
+                   "binding": "none", "rails": RAILS},
     }],
 }

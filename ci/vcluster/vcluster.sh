@@ -2,7 +2,7 @@
 # A real Slurm cluster of network-namespace "nodes" on one machine, for tests
 # and for trying the multi-node workflow on a workstation.
 #
-#   ci/vcluster/vcluster.sh up [N] [--torus AxB..] [--link-rate R]
+#   ci/vcluster/vcluster.sh up [N] [--torus AxB..] [--rails 1|2] [--link-rate R]
 #                                     bring N nodes up (default 3); idempotent
 #   ci/vcluster/vcluster.sh down      stop what "up" started (by pid), remove what it made
 #   ci/vcluster/vcluster.sh status
@@ -22,12 +22,20 @@
 # torus0; MPI uses it for data while Slurm keeps the bridge, as real tori have
 # a separate service network.  The topology file (hostname -> coordinates) is
 # written to $STATE/topology.
+#
+# --rails K (1 or 2) rate-limits each node's network in both directions at
+# --link-rate, and with 2 adds a second network (rail) on its own bridge:
+# interface eth1, addresses 10.79.0.I.  Two switch planes, as Hein's machine
+# had, or two adapters per node today: a message striped over both moves
+# twice as fast as over one.  $STATE/rails lists the rails' interfaces.
 set -euo pipefail
 
 STATE=${JB_VCLUSTER_DIR:-/run/jitterbench-vcluster}
 SUBNET=10.77.0
 TORUS_SUBNET=10.78.0
+RAIL2_SUBNET=10.79.0
 BRIDGE=jbvc0
+RAIL2_BRIDGE=jbvc1
 CTLD_ADDR=$SUBNET.254
 CTLD_NAME=$(hostname -s) # slurmctld runs only where its host name matches
 
@@ -120,6 +128,38 @@ network_up() {
     done
 }
 
+# tbf on both ends of a veth: each direction limited to the rate, with a burst of a few
+# packets so that the rate holds over every message (netem is not available)
+limit() {
+    local inside=$1 outside=$2 node=$3 rate=$4
+    tc -n "$node" qdisc replace dev "$inside" root tbf rate "$rate" burst 8kb latency 200ms
+    tc qdisc replace dev "$outside" root tbf rate "$rate" burst 8kb latency 200ms
+}
+
+rails_up() {
+    local n=$1 rails=$2 rate=$3 i
+    [ -f "$STATE/rails" ] && return 0
+    if [ "$rails" = 2 ]; then
+        ip link show $RAIL2_BRIDGE >/dev/null 2>&1 || {
+            ip link add $RAIL2_BRIDGE type bridge
+            ip link set $RAIL2_BRIDGE alias "$STATE"
+            ip addr add $RAIL2_SUBNET.254/24 dev $RAIL2_BRIDGE
+            ip link set $RAIL2_BRIDGE up
+        }
+    fi
+    for i in $(seq 1 "$n"); do
+        limit eth0 "jbv$i" "jbnode$i" "$rate"
+        [ "$rails" = 2 ] || continue
+        ip link add "jbw$i" type veth peer name eth1 netns "jbnode$i"
+        ip link set "jbw$i" master $RAIL2_BRIDGE up
+        ip -n "jbnode$i" addr add "$RAIL2_SUBNET.$i/24" dev eth1
+        ip -n "jbnode$i" link set eth1 up
+        limit eth1 "jbw$i" "jbnode$i" "$rate"
+    done
+    echo "$rate" > "$STATE/link-rate"
+    if [ "$rails" = 2 ]; then echo "eth0 eth1"; else echo "eth0"; fi > "$STATE/rails"
+}
+
 # coordinates of node I (1-based) in the torus DIMS (dimension 0 varies fastest)
 coords_of() {
     local i=$(( $1 - 1 )) d out=()
@@ -203,12 +243,13 @@ torus_up() {
 }
 
 up() {
-    local n=3 torus="" rate=50mbit
+    local n=3 torus="" rate=50mbit rails=""
     while [ $# -gt 0 ]; do
         case "$1" in
             --torus) torus=${2:-}; shift 2 || die "--torus needs dimensions, e.g. 6 or 2x3" ;;
             --link-rate) rate=${2:-}; shift 2 || die "--link-rate needs a rate, e.g. 50mbit" ;;
-            -*) die "unknown option '$1' (up [N] [--torus AxB..] [--link-rate R])" ;;
+            --rails) rails=${2:-}; shift 2 || die "--rails needs 1 or 2" ;;
+            -*) die "unknown option '$1' (up [N] [--torus AxB..] [--rails 1|2] [--link-rate R])" ;;
             *) n=$1; shift ;;
         esac
     done
@@ -219,9 +260,13 @@ up() {
         local product=1 d
         for d in "${DIMS[@]}"; do product=$(( product * d )); done
         n=$product
-        [[ $rate =~ ^[0-9]+([kmg]?bit)$ ]] || die "--link-rate must be like 50mbit, not '$rate'"
     fi
     [[ $n =~ ^[1-9][0-9]?$ ]] || die "the node count must be 1 to 99, not '$n'"
+    if [ -n "$rails" ]; then
+        [[ $rails =~ ^[12]$ ]] || die "--rails must be 1 or 2, not '$rails'"
+        [ -z "$torus" ] || die "--rails and --torus do not combine (the torus has its own links)"
+    fi
+    [[ $rate =~ ^[0-9]+([kmg]?bit)$ ]] || die "--link-rate must be like 50mbit, not '$rate'"
     need_root_and_tools
     install_packages
     local owner
@@ -237,6 +282,7 @@ up() {
     write_config "$n"
     network_up "$n"
     [ ${#DIMS[@]} -gt 0 ] && torus_up "$n" "$rate"
+    [ -n "$rails" ] && rails_up "$n" "$rails" "$rate"
 
     [ -f "$STATE/munge.key" ] || { dd if=/dev/urandom of="$STATE/munge.key" bs=1024 count=1 2>/dev/null; chmod 400 "$STATE/munge.key"; }
     alive "$STATE/munged.pid" || munged --force --socket="$STATE/munge.sock" --key-file="$STATE/munge.key" \
@@ -292,15 +338,18 @@ down() {
     n=$(cat "$STATE/nodes" 2>/dev/null || echo 0)
     for i in $(seq 1 "$n"); do
         ip link del "jbv$i" 2>/dev/null || true
+        ip link del "jbw$i" 2>/dev/null || true
         ip netns del "jbnode$i" 2>/dev/null || true
     done
     ip link del $BRIDGE 2>/dev/null || true
+    ip link del $RAIL2_BRIDGE 2>/dev/null || true
     rm -rf "$STATE"
     say "down"
 }
 
 status() {
     [ -f "$STATE/nodes" ] || { echo "down"; return 1; }
+    [ -f "$STATE/rails" ] && echo "rails: $(cat "$STATE/rails") at $(cat "$STATE/link-rate") each way"
     SLURM_CONF=$STATE/slurm.conf sinfo -N
 }
 
@@ -309,5 +358,5 @@ case "${1:-}" in
     down) down ;;
     status) status ;;
     env) echo "export SLURM_CONF=$STATE/slurm.conf" ;;
-    *) die "usage: $0 up [N] [--torus AxB..] [--link-rate R] | down | status | env" ;;
+    *) die "usage: $0 up [N] [--torus AxB..] [--rails 1|2] [--link-rate R] | down | status | env" ;;
 esac
