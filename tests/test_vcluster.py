@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import signal
 import subprocess
 import time
@@ -19,6 +20,7 @@ import pytest
 
 import clusters
 from clusters import REPO, VCLUSTER, report_cases, run_env
+from conftest import install_prefix
 from jitterbench import mpi as mpis
 
 NODES = 3
@@ -145,10 +147,87 @@ def test_the_eager_probe_sees_the_tcp_limit_between_nodes(quick):
         # Open MPI's TCP default (65536 less its header), then both transports moved to 8 KiB
         assert 65536 - 256 <= eager[("openmpi", nodes, "default")]["eager_limit_tcp"] <= 65536
         assert all(8192 - 256 <= eager[("openmpi", nodes, "8192")][f"eager_limit_{t}"] <= 8192 for t in ("shm", "tcp"))
+        # Open MPI's UCX PML: UCX_RNDV_THRESH moves both (transports.py, ompi-ucx-*)
+        assert all(8192 - 256 <= eager[("openmpi-ucx", nodes, "8192")][f"eager_limit_{t}"] <= 8192
+                   for t in ("shm", "tcp"))
         for environ in {"mpich", "intelmpi"} & {m.name for m in mpis.available()}:
             # no shared-memory variable: the limits are measured, the 8 KiB variant is skipped
             assert eager[(environ, nodes, "default")]["eager_limit_tcp"] > 0
             assert (environ, nodes, "8192") not in eager
+
+
+def test_every_run_recorded_the_transport_it_used_and_each_node_s_devices(quick):
+    _, ran, _ = quick
+    expected = {"openmpi": r"pml=ob1 btl=\S*tcp", "openmpi-ucx": r"pml=ucx .*ucx=\S*tcp/eth0",
+                "mpich": r"netmod=ucx ucx=\S*tcp/eth0", "mpich-ofi": r"netmod=ofi provider=tcp", "intelmpi": r"fabrics=shm-ofi ofi=tcp"}
+    seen = set()
+    for case in ran:
+        if case["name"].startswith("OsuCheck"):
+            continue
+        assert "eth0 up" in case["network"], (case["name"], case["network"])
+        if case["nodes"] > 1 and case["environ"] in expected:
+            # between nodes, by each MPI's own account, on every node (MPICH OFI and Intel MPI: rank 0's)
+            accounts = dict(part.split(": ", 1) for part in case["transport"].split("; "))
+            nodes = set(",".join(accounts).split(","))
+            assert case["environ"] in ("mpich-ofi", "intelmpi") or nodes == set(case["node_list"].split(","))
+            assert all(re.search(expected[case["environ"]], a) for a in accounts.values()), case["transport"]
+            seen.add(case["environ"])
+    assert seen == {e for e in expected if e.split("-")[0] in {m.name for m in mpis.available()}}
+
+
+def test_the_checks_run_under_a_site_s_own_configuration(cluster, tmp_path):
+    """A configuration written as a site writes its own (README, "The site contract"): its own
+    system, two Slurm partitions and its own environment name, declaring only the contract's
+    features and extras.  The checks run, place their jobs and check the transport under it."""
+    if not mpis.OPENMPI.available():
+        pytest.skip("Open MPI is not installed")
+    prefix = install_prefix(tmp_path / "prefix")
+    (prefix / "gcc-ompi").symlink_to(prefix / "openmpi")
+    site = tmp_path / "acme.py"
+    site.write_text(SITE_CONFIGURATION)
+    out = tmp_path / "rfm"
+    env = {**cluster, "JB_PREFIX": str(prefix / "{environ}"), "JB_REFERENCE_DIR": str(tmp_path / "no-references"),
+           "RFM_POLL_RATE_MIN": "2"}
+    cmd = [str(clusters.REFRAME), "-C", str(site), "--system", "acme", "-c", "reframe_checks/pingpong.py",
+           "-c", "reframe_checks/eager.py", "-t", "quick", "-P", "nodes=1,2", "-S", "calls=20",
+           "-S", "PingPongCheck.modes=send", "-S", "PingPongCheck.messages=1", "-S", "PingPongCheck.msg_sizes=8",
+           "--prefix", str(out), "--report-file", str(out / "report.json"), "-r"]
+    proc = subprocess.run(cmd, cwd=REPO, env=env, capture_output=True, text=True, timeout=900)
+    cases = report_cases(out)
+    ran = [c for c in cases if c["result"] != "skip"]
+    assert proc.returncode == 0 and ran and all(c["result"] == "pass" for c in ran), proc.stdout[-3000:]
+    assert {(c["partition"], c["environ"]) for c in ran} == {("batch", "gcc-ompi"), ("small", "gcc-ompi")}
+    # the small partition holds one node: only the batch partition ran the two-node jobs
+    assert {c["nodes"] for c in ran if c["partition"] == "small"} == {1}
+    two = [c for c in ran if c["nodes"] == 2]
+    assert two and all(re.search(r"pml=ob1 btl=\S*tcp", c["transport"]) for c in two)
+
+
+# A site's configuration for the virtual cluster, written by hand as the README's site contract
+# says: features mpi; partition extras max_nodes, max_tasks_per_node, transports, binding;
+# environment extras family, transports and eager_vars.  Its env_vars are the site's own MPI
+# set-up (here the virtual cluster's, ../shared/notes/vcluster.md).
+SITE_CONFIGURATION = """
+def partition(name, nodes):
+    return {"name": name, "scheduler": "squeue", "launcher": "srun", "access": ["-p vc"],
+            "environs": ["gcc-ompi"], "features": ["mpi"], "max_jobs": 1,
+            "extras": {"max_nodes": nodes, "max_tasks_per_node": 2, "transports": ["shm", "tcp"],
+                       "binding": "none"}}
+
+site_configuration = {
+    "systems": [{"name": "acme", "descr": "a site", "hostnames": ["^never$"], "modules_system": "nomod",
+                 "partitions": [partition("batch", 3), partition("small", 1)]}],
+    "environments": [{
+        "name": "gcc-ompi", "target_systems": ["acme"], "features": ["mpi"], "cc": "mpicc.openmpi",
+        "env_vars": [["OMPI_ALLOW_RUN_AS_ROOT", "1"], ["OMPI_ALLOW_RUN_AS_ROOT_CONFIRM", "1"],
+                     ["OMPI_MCA_rmaps_base_oversubscribe", "1"], ["SLURM_MPI_TYPE", "pmix"],
+                     ["OMPI_MCA_pml", "ob1"], ["OMPI_MCA_btl", "self,vader,tcp"],
+                     ["OMPI_MCA_btl_tcp_if_include", "eth0"], ["OMPI_MCA_oob_tcp_if_include", "10.77.0.0/24"]],
+        "extras": {"family": "openmpi", "transports": {"shm": "ob1-vader", "tcp": "ob1-tcp"},
+                   "eager_vars": {"shm": "OMPI_MCA_btl_vader_eager_limit", "tcp": "OMPI_MCA_btl_tcp_eager_limit"}},
+    }],
+}
+"""
 
 
 def test_a_node_whose_slurmd_dies_fails_its_check_and_the_others_complete(cluster, tmp_path):
@@ -171,3 +250,4 @@ def test_a_node_whose_slurmd_dies_fails_its_check_and_the_others_complete(cluste
     assert cases[1]["result"] == "pass", stdout[-3000:]
     assert cases[3]["result"] == "fail", stdout[-3000:]
     assert "node3" in cases[3]["fail_reason"], cases[3]["fail_reason"]
+
