@@ -8,7 +8,7 @@ import os
 import sys
 from collections import defaultdict
 
-from . import __version__, benchmarks, files, model, references, results, runs, simulate
+from . import __version__, benchmarks, files, model, profile, references, results, runs, simulate
 from .tables import format_table as _format_table
 
 
@@ -294,6 +294,8 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("--interrupt-trace", help="every task also replays this noise trace (jb-noise --trace: "
                                              "'start_us length_us' a line) from its own offset")
     p.add_argument("--json", help="write the results here")
+    profile.add_arguments(simsub.add_parser("profile", help="normalized run time under network profiles of "
+                                                            "latency and bandwidth, with and without overlap (paper 004)"))
     return parser
 
 
@@ -303,7 +305,7 @@ def run(args) -> None:
     elif args.command == "table":
         print(table(args.reports))
     elif args.command == "simulate":
-        out = simulate_alltoall(args) if args.what == "alltoall" else simulate_halo(args)
+        out = {"alltoall": simulate_alltoall, "halo": simulate_halo, "profile": profile.command}[args.what](args)
         if args.json:
             try:
                 text = json.dumps(out, indent=1, allow_nan=False) + "\n"
