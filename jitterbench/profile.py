@@ -130,6 +130,9 @@ def torus_results(paths) -> list[dict]:
                 if not (isinstance(v, int) and not isinstance(v, bool) and v >= 0):
                     raise SimulationInputError(f"{path}: field results[{i}].{key} is missing or not a whole "
                                                "number >= 0")
+            v = r.get("max_us")
+            if not (isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v) and v >= 0):
+                raise SimulationInputError(f"{path}: field results[{i}].max_us is missing or not a time >= 0")
             out.append(dict(r, source=f"{path}: results[{i}]"))
     if not out:
         raise SimulationInputError(f"{', '.join(map(str, paths))}: no results")
@@ -154,73 +157,55 @@ def _one(rows, what):
     return rows[0]
 
 
-STATISTICS = {"max_us": "the mean over calls of the per-call MAX", "p50_us": "the median over calls of the "
-              "per-call MAX"}
-
-
-def from_torus(rs, pattern=None, size=None, work=None, statistic="max_us") -> dict:
-    """The step and the measured network's profile of jb-torus results: {'pattern', 'messages',
-    'size', 'compute_us', 'fit' (or None), 'measured': {none_us, after_us, before_us} at the
-    size, 'sources', ...}.  Times are the results' statistic (max_us or p50_us).  What cannot
-    be read from them raises SimulationInputError naming it."""
+def from_torus(rs, pattern=None, size=None, work=None) -> dict:
+    """The step and the measured network's profile of jb-torus results: {'pattern', 'step',
+    'fit' (or None), 'measured': {after_us, before_us, none_us}, 'sources'}.  What cannot be
+    read from them raises SimulationInputError naming it."""
     pattern = pattern or _only([r["pattern"] for r in rs], "patterns", "--pattern")
     rs = [r for r in rs if r["pattern"] == pattern]
     if not rs:
         raise SimulationInputError(f"the documents hold no result of pattern {pattern}")
-    for r in rs:
-        v = r.get(statistic)
-        if not (isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v) and v >= 0):
-            raise SimulationInputError(f"{r['source']}: field {statistic} is missing or not a time >= 0")
     ndims = _only([r["ndims"] for r in rs], "tori of dimensions", "separate runs")
     messages = 2 * ndims
+    plain = [r for r in rs if r["work"] == "none"]
     by_size = {}
-    for r in rs:
-        if r["work"] == "none":
-            if r["size"] in by_size:
-                raise SimulationInputError(f"the documents hold two results without work at size {r['size']} "
-                                           f"({by_size[r['size']]['source']}, {r['source']}): give one run of each")
-            by_size[r["size"]] = r
+    for r in plain:
+        if r["size"] in by_size:
+            raise SimulationInputError(f"the documents hold two results without work at size {r['size']} "
+                                       f"({by_size[r['size']]['source']}, {r['source']}): give one run of each")
+        by_size[r["size"]] = r
     worked = [r for r in rs if r["work"] in ("after", "before")]
-    out = {"pattern": pattern, "ndims": ndims, "statistic": statistic, "fit": None, "measured": {}, "sources": []}
+    out = {"pattern": pattern, "ndims": ndims, "fit": None, "measured": {}, "sources": []}
     if len(by_size) >= 2:
         sizes = sorted(by_size)
-        out["fit"] = fit_profile(sizes, [by_size[x][statistic] for x in sizes], messages)
-        out["sources"] += [by_size[x]["source"] for x in sizes]
-    if worked:
-        work = work if work is not None else _only([r["work_bytes"] for r in worked], "work sizes", "--work")
-        worked = [r for r in worked if r["work_bytes"] == work]
-        if not worked:
-            raise SimulationInputError(f"the documents hold no result of pattern {pattern} with work {work} bytes")
+        out["fit"] = fit_profile(sizes, [by_size[s]["max_us"] for s in sizes], messages)
+        out["sources"] += [by_size[s]["source"] for s in sizes]
     if size is None and worked:
-        size = _only([r["size"] for r in worked if r["size"] > 0] or [0], "message sizes with work", "--size")
+        size = _only([r["size"] for r in worked], "message sizes with work", "--size")
     elif size is None and len(by_size) == 1:
         size = next(iter(by_size))
-    compute = None
     if worked:
+        work = work if work is not None else _only([r["work_bytes"] for r in worked], "work sizes", "--work")
+    compute = None
+    if work is not None:
         at = f"of pattern {pattern} at size {size} with work {work} bytes"
-        after = _one([r for r in worked if r["size"] == size and r["work"] == "after"],
+        after = _one([r for r in worked if r["size"] == size and r["work_bytes"] == work and r["work"] == "after"],
                      f"with the work after the wait {at}")
-        before = _one([r for r in worked if r["size"] == size and r["work"] == "before"],
+        before = _one([r for r in worked if r["size"] == size and r["work_bytes"] == work and r["work"] == "before"],
                       f"with the work before the wait {at}")
-        # the computation: with the work after the wait less without work, at the smallest size
-        # that has both, where the network's bandwidth plays least part
-        both = sorted(r["size"] for r in worked if r["work"] == "after" and r["size"] in by_size)
-        if not both:
-            raise SimulationInputError(f"the documents hold no result without work of pattern {pattern} at a size "
-                                       f"run with work: the computation is the time with work less the time without")
-        small = both[0]
-        with_work = _one([r for r in worked if r["size"] == small and r["work"] == "after"], f"at size {small}")
-        none = by_size[small]
-        compute = with_work[statistic] - none[statistic]
+        if size not in by_size:
+            raise SimulationInputError(f"the documents hold no result without work of pattern {pattern} at size "
+                                       f"{size}: the computation is the time with work less the time without")
+        none = by_size[size]
+        compute = after["max_us"] - none["max_us"]
         if compute <= 0:
-            raise SimulationInputError(f"{with_work['source']}: the time with work ({with_work[statistic]:.1f} us) is "
-                                       f"not above the time without ({none[statistic]:.1f} us, {none['source']}): "
-                                       "no computation to measure")
-        out["compute_from"] = {"size": small, "after_us": with_work[statistic], "none_us": none[statistic]}
-        out["measured"] = {"after_us": after[statistic], "before_us": before[statistic]}
-        if size in by_size:
-            out["measured"]["none_us"] = by_size[size][statistic]
-        out["sources"] += [r["source"] for r in (with_work, none, after, before) if r["source"] not in out["sources"]]
+            raise SimulationInputError(f"{after['source']}: the time with work ({after['max_us']:.1f} us) is not "
+                                       f"above the time without ({none['max_us']:.1f} us, {none['source']}): no "
+                                       "computation to measure")
+        out["measured"] = {"none_us": none["max_us"], "after_us": after["max_us"], "before_us": before["max_us"]}
+        out["sources"] += [after["source"], before["source"]]
+        if none["source"] not in out["sources"]:
+            out["sources"].append(none["source"])
     out.update(messages=messages, size=size, sizes=sorted(by_size), work_bytes=work, compute_us=compute)
     return out
 
@@ -302,9 +287,6 @@ def add_arguments(p) -> None:
                                                       "time per call with work less the time without)")
     p.add_argument("--overlap-us", type=_number, help="independent work per step that messages may hide behind, "
                                                       "us (default: all the computation with jb-torus work, else 0)")
-    p.add_argument("--statistic", choices=sorted(STATISTICS), default="max_us",
-                   help="which time per call of the documents: max_us, the mean over calls of the per-call MAX "
-                        "(what adds up over a run), or p50_us, their median (robust to the rare slow call) [max_us]")
     p.add_argument("--latencies-us", type=_numbers, default=list(LATENCIES_US), help="network latencies [1,2,4,8]")
     p.add_argument("--bandwidths-mb-s", type=_numbers, default=list(BANDWIDTHS_MB_S),
                    help="network bandwidths, MB/s = 10^6 bytes/s [1,2,5,...,2000,5000]")
@@ -320,7 +302,7 @@ def command(args) -> dict:
         raise SimulationInputError(f"{args.figure}: the figure is SVG; name a file ending in .svg")
     got = None
     if args.torus:
-        got = from_torus(torus_results(args.torus), args.pattern, args.size, args.work, args.statistic)
+        got = from_torus(torus_results(args.torus), args.pattern, args.size, args.work)
         compute = args.compute_us if args.compute_us is not None else got["compute_us"]
         if compute is None:
             raise SimulationInputError("the documents hold no run with --work: give --compute-us")
@@ -347,8 +329,7 @@ def command(args) -> dict:
     print(f"# step: compute {step.compute_us:.6g} us, {step.messages:g} message(s) of {step.size:g} bytes, "
           f"overlap {step.overlap_us:.6g} us; zero overhead; MB = 10^6 bytes")
     if got:
-        out.update(source={k: got.get(k) for k in ("pattern", "ndims", "work_bytes", "statistic", "compute_from",
-                                                   "sources")}, fit=got["fit"],
+        out.update(source={k: got[k] for k in ("pattern", "ndims", "work_bytes", "sources")}, fit=got["fit"],
                    measured=got["measured"])
         fit = got["fit"]
         if fit:
