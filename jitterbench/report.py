@@ -17,7 +17,7 @@ from pathlib import Path
 
 import jinja2
 
-from . import __version__, benchmarks, compare, figures, files
+from . import __version__, benchmarks, compare, figures, files, transports
 from .runs import Collection
 
 ENV = jinja2.Environment(loader=jinja2.PackageLoader("jitterbench", "templates"),
@@ -56,8 +56,7 @@ def transport_differences(col: Collection, baseline: str):
     used = defaultdict(set)
     for c in col.cases:
         if c.kind == "measured" and c.meta.get("transport"):
-            # 'node1,node2: pml=ob1 ...; node3: ...' -> the accounts without their nodes
-            used[(c.environ, c.label)].update(part.split(": ", 1)[-1] for part in c.meta["transport"].split("; "))
+            used[(c.environ, c.label)].update(transports.accounts_of(c.meta["transport"]))
     return {(environ, label): (sorted(mine), sorted(used[(environ, baseline)]))
             for (environ, label), mine in used.items()
             if label != baseline and (environ, baseline) in used and mine != used[(environ, baseline)]}

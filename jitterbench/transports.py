@@ -208,6 +208,12 @@ def summary(accounts):
     return "; ".join(f"{','.join(sorted(nodes))}: {text}" for text, nodes in groups.items())
 
 
+def accounts_of(line):
+    """The distinct accounts of a summary line, nodes aside: summary's inverse, for
+    comparing runs on different nodes."""
+    return {part.split(": ", 1)[-1] for part in line.split("; ")} if line else set()
+
+
 def mismatches(transport, accounts):
     """The nodes whose account does not match transport's pattern, {node: account}; {} when
     it matches everywhere or the transport declares no pattern."""

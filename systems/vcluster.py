@@ -62,7 +62,7 @@ SYSTEM = {
         "max_jobs": 1,
         # binding none: every node is this machine's same cores, so ranks of two nodes bound
         # to "their" cores would share them
-        "extras": {"max_nodes": NODES, "max_tasks_per_node": os.cpu_count(), "transports": ["shm", "tcp"],
+        "extras": {"max_nodes": NODES, "max_tasks_per_node": os.cpu_count(), "transports": list(FABRICS),
                    "binding": "none", "rails": RAILS},
     }],
 }

@@ -93,16 +93,23 @@ void jb_calls_reduce(jb_calls *s, MPI_Comm comm)
     s->tasks = n ? (int)(all_recorded / n) : 0;
 }
 
+double jb_calls_mean_max(const jb_calls *s)
+{
+    double mean_max = 0;
+    for (long c = 0; c < s->calls; c++)
+        mean_max += s->max[c] / s->calls;
+    return mean_max;
+}
+
 void jb_calls_report(jb_ctx *ctx, const jb_calls *s, int series)
 {
     if (ctx->rank != 0)
         return;
     long calls = s->calls;
     double *avg = s->avg;
-    double mean_max = 0, mean_avg = 0, mean_min = 0;
+    double mean_max = jb_calls_mean_max(s), mean_avg = 0, mean_min = 0;
     for (long c = 0; c < calls; c++) {
         avg[c] = s->sum[c] / s->tasks;
-        mean_max += s->max[c] / calls;
         mean_avg += avg[c] / calls;
         mean_min += s->min[c] / calls;
     }

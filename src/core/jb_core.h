@@ -238,6 +238,8 @@ void jb_calls_record(jb_calls *s, long call, double us);
 /* Collective over comm; root is rank 0.  Calls a task did not record do not
  * count; each call must be recorded by the same number of tasks. */
 void jb_calls_reduce(jb_calls *s, MPI_Comm comm);
+/* The mean over calls of the per-call MAX (us): max_us.  Rank 0, after the reduce. */
+double jb_calls_mean_max(const jb_calls *s);
 /* Adds max_us, avg_us, min_us, jitter, p50_us .. p999_us, worst_us,
  * all_p50_us, all_p99_us and the histogram (and with series, the per-call
  * arrays) to the current result.  Rank 0 only. */

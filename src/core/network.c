@@ -55,6 +55,8 @@ static int list_dir(const char *path, char names[][256], char **sorted, int max)
 static void append(char *buf, const char *text)
 {
     size_t used = strlen(buf);
+    if (used >= 3 && strcmp(buf + used - 3, "...") == 0)
+        return; /* truncated already: a shorter entry after the mark would read as complete */
     if (used + strlen(text) + 1 < DESCRIPTION)
         memcpy(buf + used, text, strlen(text) + 1);
     else if (used + 4 < DESCRIPTION)

@@ -190,9 +190,8 @@ static void report(jb_ctx *ctx, const halo_options *o, int pattern, int s, const
     if (ctx->rank == 0) {
         /* the study's "GB/s per node": what the busiest node sends off-node in a call, over
          * the call's time as the step waits for it (the per-call MAX, mean over calls) */
-        double bytes = halo_off_node_bytes_per_node(&o->layout, o->ns_sizes[s], o->ew_sizes[s]), max_us = 0;
-        for (long c = 0; c < st->calls; c++)
-            max_us += st->max[c] / (double)st->calls;
+        double bytes = halo_off_node_bytes_per_node(&o->layout, o->ns_sizes[s], o->ew_sizes[s]);
+        double max_us = jb_calls_mean_max(st);
         jb_result_num(ctx, "off_node_bytes_per_node", bytes, 0);
         jb_result_num(ctx, "gb_s_per_node", max_us > 0 ? bytes / max_us * 1e-3 : 0, 1);
     }
