@@ -32,11 +32,28 @@ def env():
     return yaml.safe_load((REPO / "spack.yaml").read_text())["spack"]
 
 
-def test_the_matrix_builds_every_benchmark_for_every_mpi_provider(env):
-    definitions = {k: v for d in env["definitions"] for k, v in d.items()}
-    assert [s.split("@")[0] for s in definitions["benchmarks"]] == ["jitterbench", "osu-micro-benchmarks"]
-    assert definitions["mpis"] == ["openmpi", "mpich", "intel-oneapi-mpi"]
-    assert env["specs"] == [{"matrix": [["$benchmarks"], ["$^mpis"]]}]
+def definitions(env, system):
+    """The definitions Spack takes for JB_SPACK_SYSTEM=system: same-named lists concatenate,
+    a `when` is evaluated with `env`, as Spack evaluates it."""
+    taken = {}
+    for d in env["definitions"]:
+        when = d.get("when")
+        if when is None or eval(when, {}, {"env": {"JB_SPACK_SYSTEM": system}}):
+            for name, specs in d.items():
+                if name != "when":
+                    taken.setdefault(name, []).extend(specs)
+    return taken
+
+
+def test_the_matrix_builds_every_benchmark_for_every_mpi_provider_a_system_has(env):
+    local, site = definitions(env, "local"), definitions(env, "mysite")
+    assert [s.split("@")[0] for s in local["benchmarks"]] == ["jitterbench", "osu-micro-benchmarks"]
+    # Intel MPI and perftest are a site's: the PyPI Intel MPI lacks the oneAPI layout, and
+    # local takes Debian's perftest from PATH
+    assert local["mpis"] == ["openmpi", "mpich"] and local["verbs"] == []
+    assert definitions(env, "vcluster") == local
+    assert site["mpis"] == ["openmpi", "mpich", "intel-oneapi-mpi"] and site["verbs"] == ["perftest"]
+    assert env["specs"] == [{"matrix": [["$benchmarks"], ["$^mpis"]]}, "$verbs"]
     assert env["concretizer"]["unify"] is False
 
 
@@ -49,20 +66,43 @@ def test_the_project_repo_and_the_develop_path_are_this_checkout(env):
     assert (REPO / develop["path"] / "CMakeLists.txt").exists()
 
 
-def test_every_system_include_exists_and_local_has_the_three_mpis_as_externals(env):
-    paths = [REPO / i["path"] for i in env["include"]]
-    assert all(p.exists() for p in paths), [p for p in paths if not p.exists()]
-    assert {p.parent.name for p in paths} == {"local", "vcluster", "site-template"}
+def included(env, system):
+    """The include paths Spack takes for JB_SPACK_SYSTEM=system (None: the variable unset)."""
+    variables = {} if system is None else {"JB_SPACK_SYSTEM": system}
+    return [i["path"].replace("$JB_SPACK_SYSTEM", system or "") for i in env["include"]
+            if eval(i["when"], {}, {"env": variables})]
+
+
+def test_each_system_includes_its_own_folder_and_local_s_mpich_as_setup_wrote_it(env):
+    assert included(env, None) == ["systems/local/packages.yaml", ".deps/packages.yaml"]
+    assert included(env, "local") == ["systems/local/packages.yaml", ".deps/packages.yaml"]
+    assert included(env, "vcluster") == ["systems/local/packages.yaml", "systems/vcluster/packages.yaml",
+                                         ".deps/packages.yaml"]
+    # any other name is its own folder: a misspelt one is a missing file, Spack's one-line error
+    assert included(env, "site-template") == ["systems/site-template/packages.yaml"]
+    assert included(env, "nosuch") == ["systems/nosuch/packages.yaml"]
     local = yaml.safe_load((REPO / "systems" / "local" / "packages.yaml").read_text())["packages"]
-    assert local["mpi"]["buildable"] is False
-    for name in ("openmpi", "mpich", "intel-oneapi-mpi"):
-        assert local[name]["buildable"] is False and local[name]["externals"][0]["spec"].startswith(name + "@")
+    assert local["mpi"]["buildable"] is False and local["openmpi"]["externals"][0]["prefix"] == "/usr"
+    # no external's prefix holds a variable: Spack 1.1 leaves $env in a prefix as it is
+    for path in (REPO / "systems").glob("*/packages.yaml"):
+        for name, entry in (yaml.safe_load(path.read_text())["packages"] or {}).items():
+            for external in entry.get("externals", []):
+                assert "$" not in external.get("prefix", ""), (path, name)
 
 
-def test_one_view_per_mpi_named_as_the_reframe_environments(env):
-    assert set(env["view"]) == {m.name for m in mpis.ALL}
+@pytest.mark.skipif(not (REPO / ".deps" / "packages.yaml").exists(), reason="ci/setup.sh has not run here")
+def test_setup_wrote_mpich_s_external_with_its_concrete_path():
+    written = yaml.safe_load((REPO / ".deps" / "packages.yaml").read_text())["packages"]["mpich"]
+    (external,) = written["externals"]
+    assert written["buildable"] is False and external["spec"].startswith("mpich@")
+    assert external["prefix"] == str(REPO / ".deps" / "mpich") and (REPO / ".deps" / "mpich" / "bin" / "mpicc").exists()
+
+
+def test_one_view_per_mpi_named_as_the_reframe_environments_and_one_for_perftest(env):
+    assert set(env["view"]) == {m.name for m in mpis.ALL} | {"rdma"}
     for name, view in env["view"].items():
         assert view["root"] == f".spack-env/views/{name}" and len(view["select"]) == 1
+    assert env["view"]["rdma"]["select"] == ["perftest"]
 
 
 def test_the_lock_file_and_spacks_leftovers_are_ignored_by_git():
@@ -71,16 +111,25 @@ def test_the_lock_file_and_spacks_leftovers_are_ignored_by_git():
     assert len(ignored.stdout.split()) == 3, ignored.stdout
 
 
-def test_the_package_file_parses_and_declares_what_spack_needs():
-    tree = ast.parse(PACKAGE.read_text())
-    cls = next(n for n in tree.body if isinstance(n, ast.ClassDef))
-    assert cls.name == "Jitterbench" and [b.id for b in cls.bases] == ["CMakePackage"]
+def package_class(path):
+    """A package file's class: its name, bases, (call, first argument) pairs, assigned names."""
+    cls = next(n for n in ast.parse(path.read_text()).body if isinstance(n, ast.ClassDef))
     calls = {(c.func.id, ast.literal_eval(c.args[0])) for c in ast.walk(cls)
              if isinstance(c, ast.Call) and isinstance(c.func, ast.Name) and c.args
              and isinstance(c.args[0], ast.Constant)}
-    assert {("version", "main"), ("depends_on", "mpi"), ("depends_on", "c"), ("depends_on", "cmake@3.16:")} <= calls
     assigned = {t.id for n in cls.body if isinstance(n, ast.Assign) for t in n.targets}
+    return cls.name, [b.id for b in cls.bases], calls, assigned
+
+
+def test_the_package_files_parse_and_declare_what_spack_needs():
+    name, bases, calls, assigned = package_class(PACKAGE)
+    assert name == "Jitterbench" and bases == ["CMakePackage"]
+    assert {("version", "main"), ("depends_on", "mpi"), ("depends_on", "c"), ("depends_on", "cmake@3.16:")} <= calls
     assert {"homepage", "git"} <= assigned  # a branch version needs git, or `spack audit packages` fails
+    # perftest, which Spack's builtin repository lacks: release tags pinned to commits, on rdma-core
+    name, bases, calls, assigned = package_class(PACKAGE.parents[1] / "perftest" / "package.py")
+    assert name == "Perftest" and bases == ["AutotoolsPackage"] and {"homepage", "git"} <= assigned
+    assert {("depends_on", "rdma-core"), ("depends_on", "pciutils"), ("version", "4.5-0.17")} <= calls
 
 
 @pytest.mark.skipif(not mpis.OPENMPI.available(), reason="Open MPI is not installed")
@@ -131,3 +180,14 @@ def test_spack_concretizes_installs_and_the_view_runs(tmp_path):
     cmd, run_env = mpis.OPENMPI.launch(2, [str(halo), "--calls", "10", "--validate"])
     run = subprocess.run(cmd, env=run_env, capture_output=True, text=True, timeout=120)
     assert run.returncode == 0 and "every payload arrived intact" in run.stdout, run.stderr
+
+
+@pytest.mark.skipif(SPACK is None, reason="Spack is not available (SPACK_ROOT is not set): it is on no "
+                                          "package registry, so CI cannot install it; see the README's Spack recipe")
+def test_an_unknown_system_stops_spack_in_one_line_before_concretizing(tmp_path):
+    shutil.copy(REPO / "spack.yaml", tmp_path / "spack.yaml")
+    shutil.copytree(REPO / "spack-repo", tmp_path / "spack-repo")
+    proc = subprocess.run([str(SPACK), "-e", str(tmp_path), "concretize"], env=dict(os.environ, JB_SPACK_SYSTEM="nosuch"),
+                          capture_output=True, text=True, timeout=300)
+    assert proc.returncode != 0 and not (tmp_path / "spack.lock").exists()
+    assert proc.stderr.strip().count("\n") == 0 and "systems/nosuch/packages.yaml" in proc.stderr, proc.stderr
