@@ -95,12 +95,31 @@ class JitterbenchBuild(rfm.CompileOnlyRegressionTest):
         return sn.assert_true(os.path.isdir(self.bindir), f"no binaries in {self.bindir}")
 
 
-class MpiCheck(rfm.RunOnlyRegressionTest):
+class SystemReferences(rfm.RegressionTestPlugin):
+    """References from reference_data/<system>.yaml through ReFrame's `$ref`.  With
+    strict_references (acceptance mode) a missing file fails the test; a malformed one
+    always does, naming the entry."""
+
+    strict_references = variable(typ.Bool, value=False)
+
+    @run_after("setup")
+    def system_references(self):
+        path = os.path.join(REFERENCE_DIR, f"{self.current_system.name}.yaml")
+        if not os.path.exists(path):
+            if self.strict_references:
+                raise ReframeError(f"no reference file for system '{self.current_system.name}': {path}")
+            return
+        try:
+            references.load(path)
+        except references.ReferenceFileError as e:
+            raise ReframeError(str(e)) from None
+        self.reference = {"$ref": path}
+
+
+class MpiCheck(rfm.RunOnlyRegressionTest, SystemReferences):
     """What every MPI check here shares: a job of `nodes` x `tasks_per_node` tasks
     dealt by `distribution`, run only on the partitions it fits, and references
-    from reference_data/<system>.yaml through ReFrame's `$ref`.  With
-    strict_references (acceptance mode) a missing file fails the test; a
-    malformed one always does, naming the entry."""
+    from reference_data/<system>.yaml (SystemReferences)."""
 
     valid_systems = ["+mpi"]
     valid_prog_environs = ["+mpi"]
@@ -116,7 +135,6 @@ class MpiCheck(rfm.RunOnlyRegressionTest):
     # how the launcher deals ranks to nodes: block fills a node before the next,
     # cyclic deals them round-robin (which ranks share a node decides which pairs cross)
     distribution = parameter(partition_distributions(), type=str, loggable=True)
-    strict_references = variable(typ.Bool, value=False)
     # what the job asked of the launcher (bind_ranks) and what the benchmark found ('# binding:')
     binding_asked = variable(str, value="none", loggable=True)
     binding = variable(str, value="", loggable=True)
@@ -248,19 +266,6 @@ class MpiCheck(rfm.RunOnlyRegressionTest):
 
     def transport_as_declared(self):
         return sn.assert_false(self.transport_problems, msg="; ".join(self.transport_problems[:3]))
-
-    @run_after("setup")
-    def system_references(self):
-        path = os.path.join(REFERENCE_DIR, f"{self.current_system.name}.yaml")
-        if not os.path.exists(path):
-            if self.strict_references:
-                raise ReframeError(f"no reference file for system '{self.current_system.name}': {path}")
-            return
-        try:
-            references.load(path)
-        except references.ReferenceFileError as e:
-            raise ReframeError(str(e)) from None
-        self.reference = {"$ref": path}
 
 
 # the per-call statistics every benchmark's summary line holds (src/core/calls.c): the mean

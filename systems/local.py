@@ -15,6 +15,10 @@ from jitterbench.rfm import environment
 ENVIRONMENTS = [environment(flavour, "local", JB_MPIRUN='"' + " ".join([flavour.mpirun, *flavour.oversubscribe]) + '"')
                 for flavour in mpi.available()]
 
+# this machine's RDMA adapters, which perftest measures (reframe_checks/perftest.py): what the
+# kernel lists, as ibv_devices does
+RDMA_DEVICES = sorted(os.listdir("/sys/class/infiniband")) if os.path.isdir("/sys/class/infiniband") else []
+
 SYSTEM = {
     "name": "local",
     "descr": "this machine: one node, shared-memory transport",
@@ -29,6 +33,7 @@ SYSTEM = {
         "features": ["mpi"],
         "max_jobs": 1,
         # one task per core: more would time-slice and measure the scheduler
-        "extras": {"max_nodes": 1, "max_tasks_per_node": os.cpu_count(), "transports": ["shm"]},
+        "extras": {"max_nodes": 1, "max_tasks_per_node": os.cpu_count(), "transports": ["shm"],
+                   "rdma_devices": RDMA_DEVICES},
     }],
 }

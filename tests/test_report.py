@@ -163,7 +163,7 @@ def test_every_figure_is_drawn_from_a_small_real_run(small_run, tmp_path):
         assert ET.parse(svg).getroot().tag.endswith("svg"), name
     html = (tmp_path / "report" / "index.html").read_text()
     assert html.count('<img src="data:image/png;base64,') == len(figures.every())
-    assert "OSU Micro-Benchmarks did not run here" in html
+    assert "OSU Micro-Benchmarks and perftest did not run here" in html
 
 
 def test_the_figures_tables_hold_the_measured_numbers(small_run):

@@ -8,22 +8,29 @@ from collections import defaultdict
 
 from ..figures import figure, finish, fmt, line_plot, subplots
 from . import Descriptor
+from .perftest import CHECK as PERFTEST
 from .pingpong import CHECK as PINGPONG
 
 CHECK = "OsuCheck"
 
 
+# the variables each program's line is drawn from: latency_8, bandwidth_4096 (OSU); p50_8 (perftest's
+# median half round trip: the verbs beneath the MPI), bandwidth_4096
+DRAWN = {"osu_latency": "latency", "osu_bw": "bandwidth", "ib_send_lat": "p50", "ib_write_bw": "bandwidth"}
+
+
 @figure
 def osu(col):
-    """OSU Micro-Benchmarks beside jitterbench
+    """OSU Micro-Benchmarks and perftest beside jitterbench
 
     osu_latency's average latency and jb-pingpong's (mode send, one message) half cycle, the same definition;
-    osu_bw beside the multi-ping-pong speed.
+    osu_bw beside the multi-ping-pong speed; beneath them the verbs' own, where perftest ran: ib_send_lat's
+    median half round trip and ib_write_bw's average bandwidth.
     """
     ours = [c for c in col.of(PINGPONG) if c.params.get("mode") == "send" and c.params.get("messages") == 1]
-    theirs = [c for c in col.of(CHECK) if c.params.get("benchmark") in ("osu_latency", "osu_bw")]
+    theirs = [c for c in col.of(CHECK) + col.of(PERFTEST) if c.params.get("benchmark") in DRAWN]
     if not ours and not theirs:
-        return f"no {PINGPONG} (send, one message) or {CHECK} results"
+        return f"no {PINGPONG} (send, one message), {CHECK} or {PERFTEST} results"
     rows, lat, bw = [], defaultdict(list), defaultdict(list)
     for c in ours:
         size = c.params.get("msg_size")
@@ -32,9 +39,10 @@ def osu(col):
         if c.value("speed") is not None:
             bw[(c.label, c.environ, "jb-pingpong")].append((size, c.value("speed")))
     for c in theirs:
-        target = lat if c.params["benchmark"] == "osu_latency" else bw
+        program = c.params["benchmark"]
+        target = bw if DRAWN[program] == "bandwidth" else lat
         for var, p in c.perf.items():
-            if re.fullmatch(r"\w+_[0-9]+", var) and p.value is not None:  # latency_8: the value at 8 bytes
+            if re.fullmatch(DRAWN[program] + r"_[0-9]+", var) and p.value is not None:  # latency_8: at 8 bytes
                 target[(c.label, c.environ, c.params["benchmark"])].append((int(var.rsplit("_", 1)[1]), p.value))
     fig, (left, right) = subplots(1, 2, figsize=(9, 4))
     for ax, data, ylabel in ((left, lat, "latency us"), (right, bw, "MB/s")):
@@ -43,7 +51,7 @@ def osu(col):
         line_plot(ax, series, ("label", "environ", "benchmark"), keep=("benchmark",))
         finish(fig, ax, "message size (bytes)", ylabel, logx=True)
         rows += [(*g, ylabel, p[0], fmt(p[1]), p[4]) for g, ps in series.items() for p in ps]
-    note = "" if theirs else "OSU Micro-Benchmarks did not run here (OsuCheck was skipped): jitterbench alone."
+    note = "" if theirs else "OSU Micro-Benchmarks and perftest did not run here (skipped): jitterbench alone."
     return ("label", "environ", "benchmark", "quantity", "size", "value", "repeats"), rows, fig, note
 
 
