@@ -4,11 +4,17 @@ n messages of one size there and back per cycle, in four send modes; the
 cycle time (MAX over concurrent pairs, us) and the speed 2 n size / cycle
 (MB/s) for every send mode, size and n of one run (cycle_send_4096_n1,
 speed_isend_65536_n8, ...) against reference_data/<system>.yaml.
+
+sweep=totals is the study's splitting (Figs. 3 and 4): a fixed total per direction
+sent as n = 1, 2, 4, 8 messages of total/n bytes, with the speed ratio of n
+messages over one, gain_<mode>_<total>_n<n>: above 1, splitting pays.
 """
 import reframe as rfm
+import reframe.utility.sanity as sn
 import reframe.utility.typecheck as typ
-from reframe.core.builtins import run_after, variable
+from reframe.core.builtins import parameter, run_after, variable
 
+from jitterbench import sweeps
 from jitterbench.checks import TRANSPORT_VARIANTS, JitterbenchCheck, listed
 
 
@@ -21,8 +27,13 @@ class PingPongCheck(JitterbenchCheck):
     modes = variable(typ.List[str], value=["send", "isend", "ssend", "issend"], loggable=True)
     messages = variable(typ.List[int], value=[1, 8], loggable=True)  # messages per direction and cycle
     msg_sizes = [8, 4096, 65536]
+    # what one run sweeps: the message size (Fig. 1), or a fixed total split into 1, 2, 4, 8
+    # messages (Figs. 3-4), either side of the eager limits the eager_limit parameter sets
+    sweep = parameter(["sizes", "totals"], type=str, loggable=True)
+    totals = variable(typ.List[int], value=[8192, 65536, 1048576], loggable=True)
+    split_into = [1, 2, 4, 8]
     calls = 500  # the benchmark's own default, stated: `jitterbench plan` estimates from it
-    quick_variant = {**JitterbenchCheck.quick_variant, "distribution": ["block", "cyclic"]}
+    quick_variant = {**JitterbenchCheck.quick_variant, "distribution": ["block", "cyclic"], "sweep": ["sizes"]}
 
     def fits(self, partition):
         # pairs (i, i + N/2): an even number of tasks
@@ -30,10 +41,27 @@ class PingPongCheck(JitterbenchCheck):
 
     @run_after("setup")
     def options(self):
-        self.executable_opts = ["--mode", listed(self.modes), "--messages", listed(self.messages),
-                                "--size", listed(self.msg_sizes), "--validate", "--json", "pingpong.json"]
+        if self.sweep == "totals":
+            self.messages = self.split_into
+            lines = [(mode, total // n, n, {"mode": mode, "total": total, "messages": n})
+                     for mode in self.modes for total in self.totals for n in self.messages]
+            swept = ["--total", listed(self.totals)]
+        else:
+            lines = [(mode, size, n, {"mode": mode, "size": size, "messages": n})
+                     for mode in self.modes for size in self.msg_sizes for n in self.messages]
+            swept = ["--size", listed(self.msg_sizes)]
+        self.executable_opts = ["--mode", listed(self.modes), "--messages", listed(self.messages), *swept,
+                                "--validate", "--json", "pingpong.json"]
         self.keep_files = ["pingpong.json"]
         self.perf_variables = self.sweep_variables(
             {"cycle": ("max_us", "us"), "speed": ("speed_mb_s", "MB/s")},
-            [(mode, {"msg_size": size, "messages": n}, {"mode": mode, "size": size, "messages": n})
-             for mode in self.modes for size in self.msg_sizes for n in self.messages])
+            [(mode, {"msg_size": size, "messages": n}, fields) for mode, size, n, fields in lines])
+        if self.sweep == "totals":
+            # the speed of the total in n messages over its speed in one, each the mean over cycles
+            for mode in self.modes:
+                for total in self.totals:
+                    whole = self.result("speed_mb_s", where={"mode": mode, "total": total, "messages": 1})
+                    for n in self.messages[1:]:
+                        split = self.result("speed_mb_s", where={"mode": mode, "total": total, "messages": n})
+                        self.perf_variables[sweeps.name("gain", mode, msg_size=total, messages=n)] = \
+                            sn.make_performance_function(split / whole, "ratio")

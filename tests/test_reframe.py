@@ -93,6 +93,31 @@ def test_perflog_records_parameters_eager_variable_mpi_and_nodes(tmp_path):
     assert set(outputs) == {None, "2048"}
 
 
+def test_splitting_a_fixed_total_gives_the_speed_ratio_of_n_messages_over_one(tmp_path):
+    """PingPongCheck sweep=totals (Hein, Booth and Bull, Figs. 3-4): each total sent as 1, 2,
+    4 and 8 messages of total/n bytes; gain_<mode>_<total>_n<n> is speed(n) / speed(1) of
+    the same run, exactly, as the benchmark's JSON gives the speeds."""
+    env = dict(os.environ, JB_OUTPUT=str(tmp_path / "out"), JB_REFERENCE_DIR=str(tmp_path / "refs"),
+               JB_PREFIX=str(install_prefix(tmp_path / "prefix") / "{environ}"))
+    proc = subprocess.run([str(REFRAME), "-C", "systems/config.py", "-c", "reframe_checks/pingpong.py", "-n",
+                           "PingPongCheck", "-P", "sweep=totals", "-P", "tasks_per_node=2", "-P", "eager_limit=default",
+                           "-p", "openmpi$", "-S", "modes=isend", "-S", "totals=8192,65536", "-S", "calls=20", "-r"],
+                          cwd=REPO, env=env, capture_output=True, text=True, timeout=600)
+    assert proc.returncode == 0, proc.stdout[-3000:]
+    (case,) = [c for run in json.loads((tmp_path / "out" / "report.json").read_text())["runs"]
+               for c in run["testcases"] if not c.get("fixture")]
+    perf = {k.split(":")[-1]: v[0] for k, v in case["perfvalues"].items()}
+    (doc,) = (tmp_path / "out" / "output").rglob("pingpong.json")
+    speed = {(r["total"], r["messages"]): r["speed_mb_s"] for r in json.loads(doc.read_text())["results"]}
+    assert sorted(speed) == [(t, n) for t in (8192, 65536) for n in (1, 2, 4, 8)]
+    gains = {k: v for k, v in perf.items() if k.startswith("gain_")}
+    assert sorted(gains) == sorted(f"gain_isend_{t}_n{n}" for t in (8192, 65536) for n in (2, 4, 8))
+    for (total, n), s in speed.items():
+        assert perf[f"speed_isend_{total // n}_n{n}"] == pytest.approx(s, rel=1e-5)
+        if n > 1:
+            assert gains[f"gain_isend_{total}_n{n}"] == pytest.approx(s / speed[(total, 1)], rel=1e-4)
+
+
 def test_each_variable_is_read_from_the_summary_line_of_its_pattern_and_size(tmp_path):
     """One run sweeps two patterns and two sizes: each variable holds its own line's value,
     as the benchmark's JSON gives it, whatever order the lines come in."""
