@@ -46,6 +46,8 @@ CASES = [
     # --total 1G with the default --messages: the error names the option given, --total
     ("pingpong", 2, ["--total", "1G"], "--total"),
     ("torus", 2, ["--work", "4G"], "--work"),
+    # calls x trials past what one result may time: refused before allocating, naming both
+    ("torus", 2, ["--calls", "100000000", "--trials", "1000"], "--calls x --trials"),
     # a long option given a value it does not take is named as written (the fuzz's finding)
     ("halo", 2, ["--series="], "'--series"),
     ("halo", 2, ["--help=x"], "'--help"),

@@ -118,6 +118,33 @@ def test_splitting_a_fixed_total_gives_the_speed_ratio_of_n_messages_over_one(tm
             assert gains[f"gain_isend_{total}_n{n}"] == pytest.approx(s / speed[(total, 1)], rel=1e-4)
 
 
+def test_overlap_sweeps_the_work_and_takes_the_fastest_of_its_trials(tmp_path):
+    """TorusCheck with work (Hein, Booth and Bull, section 9): the work parameter's size and
+    work_sweep's in one run, each after and before the wait, trials x calls timed; the
+    check's variables are its own size's, read from those lines exactly."""
+    env = dict(os.environ, JB_OUTPUT=str(tmp_path / "out"), JB_REFERENCE_DIR=str(tmp_path / "refs"),
+               JB_PREFIX=str(install_prefix(tmp_path / "prefix") / "{environ}"))
+    proc = subprocess.run([str(REFRAME), "-C", "systems/config.py", "-c", "reframe_checks/torus.py", "-n", "TorusCheck",
+                           "-P", "work=262144", "-P", "ndims=1", "-P", "tasks_per_node=2", "-P", "eager_limit=default",
+                           "-p", "openmpi$", "-S", "patterns=isend", "-S", "work_sweep=65536", "-S", "trials=3",
+                           "-S", "calls=10", "-r"], cwd=REPO, env=env, capture_output=True, text=True, timeout=600)
+    assert proc.returncode == 0, proc.stdout[-3000:]
+    (case,) = [c for run in json.loads((tmp_path / "out" / "report.json").read_text())["runs"]
+               for c in run["testcases"] if not c.get("fixture")]
+    perf = {k.split(":")[-1]: v[0] for k, v in case["perfvalues"].items()}
+    (doc,) = (tmp_path / "out" / "output").rglob("torus.json")
+    results = {(r["work_bytes"], r["work"], r["size"]): r for r in json.loads(doc.read_text())["results"]}
+    assert sorted({(w, place) for w, place, _ in results}) == [
+        (65536, "after"), (65536, "before"), (262144, "after"), (262144, "before")]
+    assert all((r["trials"], r["calls"]) == (3, 30) for r in results.values())
+    for size in (1024, 16384):
+        before, after = results[(262144, "before", size)], results[(262144, "after", size)]
+        assert perf[f"fastest_isend_{size}"] == pytest.approx(before["fastest_us"], rel=1e-5)
+        assert perf[f"fastest_work_after_isend_{size}"] == pytest.approx(after["fastest_us"], rel=1e-5)
+        assert perf[f"max_isend_{size}"] == pytest.approx(before["max_us"], rel=1e-5)
+        assert perf[f"max_work_after_isend_{size}"] == pytest.approx(after["max_us"], rel=1e-5)
+
+
 def test_each_variable_is_read_from_the_summary_line_of_its_pattern_and_size(tmp_path):
     """One run sweeps two patterns and two sizes: each variable holds its own line's value,
     as the benchmark's JSON gives it, whatever order the lines come in."""

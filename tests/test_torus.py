@@ -1,6 +1,8 @@
 """jb-torus: ring and torus patterns, neighbour maps, overlap."""
 from __future__ import annotations
 
+import statistics
+
 import pytest
 
 from conftest import assert_rejected, run_benchmark
@@ -68,11 +70,29 @@ def test_overlap_is_measured_after_and_before_the_wait(mpi, tmp_path):
         assert "saved_us" not in after
 
 
+def test_the_fastest_of_n_trials_is_the_least_trial_mean_of_the_per_call_max(mpi, tmp_path):
+    """--trials 4 --calls 10: each result times 40 calls in a row; a trial is 10 consecutive
+    ones; fastest_us is the least of the four trials' mean per-call MAX (from --series, exactly),
+    saved_fastest_us the saving between the fastest trials of work after and before."""
+    run = torus(mpi, tmp_path, 2, "--size", "16K", "--work", "64K", "--calls", "10", "--trials", "4", "--series")
+    after, before = run.results()
+    for r in (after, before):
+        assert (r["calls"], r["trials"]) == (40, 4) and len(r["series"]["max_us"]) == 40
+        trial_means = [statistics.fmean(r["series"]["max_us"][k * 10:(k + 1) * 10]) for k in range(4)]
+        assert r["fastest_us"] == pytest.approx(min(trial_means), rel=1e-4)
+        assert r["max_us"] == pytest.approx(statistics.fmean(r["series"]["max_us"]), rel=1e-4)
+    assert before["saved_fastest_us"] == pytest.approx(after["fastest_us"] - before["fastest_us"], rel=1e-4, abs=1e-3)
+    assert before["saved_fastest_fraction"] == pytest.approx(before["saved_fastest_us"] / after["fastest_us"],
+                                                             rel=1e-4, abs=1e-6)
+
+
 @pytest.mark.parametrize("np,args,message", [
     (4, ["--dims", "3x3"], "a torus of 9 tasks does not hold the 4 tasks"),
     (4, ["--work", "1K", "--pattern", "sendrecv"], "not pattern sendrecv"),
     (4, ["--ndims", "9"], "--ndims: 9 is out of range"),
     (4, ["--pattern", "ring"], "unknown name 'ring'"),
+    (2, ["--trials", "0"], "--trials: 0 is out of range"),
+    (2, ["--trials", "1001"], "--trials: 1001 is out of range"),
 ])
 def test_bad_input(mpi, tmp_path, np, args, message):
     assert_rejected(mpi, np, args, message, "torus", tmp_path)
