@@ -26,7 +26,9 @@ class TorusCheck(PerCallCheck):
     descr = "ring and torus patterns: per-call MAX and AVG, overlap"
     benchmark = "torus"
     eager_limit = parameter(["default", "8192"], type=str, loggable=True)
-    ndims = parameter([1, 2], type=int, loggable=True)
+    # the ring and tori of 2 and 3 dimensions (the study's 3 tasks per dimension, one per node:
+    # -P nodes=27 -P tasks_per_node=1 -P ndims=3; MPI_Dims_create shapes the job's tasks)
+    ndims = parameter([1, 2, 3], type=int, loggable=True)
     work = parameter([0, 262144], type=int, loggable=True)  # bytes per array of the vector add
     # with work: more array sizes measured in the same run (the JSON and the report hold them)
     # and the trials each measurement takes the fastest of (the study: at least 10)

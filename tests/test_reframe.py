@@ -262,6 +262,21 @@ def test_node_counts_and_tasks_per_node_come_from_the_partition():
     assert {p["distribution"] for p in halo} == {"block"}
 
 
+def test_the_study_s_torus_of_three_tasks_a_dimension_one_a_node_is_a_case(tmp_path):
+    """Hein, Booth and Bull ran 3 processors per dimension, one per LPAR: 27 nodes of one task
+    make a 3 x 3 x 3 torus (MPI_Dims_create), a dry run on c1a's partition of 120 nodes."""
+    env = dict(os.environ, JB_OUTPUT=str(tmp_path / "out"), JB_PREFIX=str(tmp_path / "prefix" / "{environ}"),
+               JB_REFERENCE_DIR=str(tmp_path / "none"))
+    proc = subprocess.run([str(REFRAME), "-C", "systems/config.py", "--system", "c1a", "-c", "reframe_checks/torus.py",
+                           "-n", "TorusCheck", "-P", "nodes=27", "-P", "tasks_per_node=1", "-P", "ndims=3", "-P", "work=0",
+                           "-P", "eager_limit=default", "--dry-run"], cwd=REPO, env=env, capture_output=True, text=True,
+                          timeout=600)
+    assert proc.returncode == 0, proc.stdout[-3000:]
+    (script,) = [p for p in (tmp_path / "out" / "stage" / "c1a").rglob("rfm_job.sh") if "TorusCheck" in str(p)]
+    line = script.read_text().splitlines()[-1]
+    assert line.startswith("MP_PROCS=27 MP_NODES=27 MP_TASKS_PER_NODE=1 poe ") and " --ndims 3 " in line, line
+
+
 def test_the_study_s_p6_run_is_a_case_of_c1a(tmp_path):
     """1920 tasks on 120 nodes, as the study ran P6 (16 of its 32 cores a node)."""
     env = dict(os.environ, JB_OUTPUT=str(tmp_path / "out"), JB_PREFIX=str(tmp_path / "prefix" / "{environ}"),
