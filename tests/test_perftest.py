@@ -26,6 +26,47 @@ def fixture(name):
     return (FIXTURES / name).read_text()
 
 
+# ---- the parser, on real output (tests/fixtures/perftest/SOURCES.md) --------------------------
+
+SIZES = [2 ** k for k in range(1, 24)]  # -a: 2 bytes to 8 MiB
+
+
+@pytest.mark.parametrize("name,test,iterations", [
+    ("ib_send_lat-mlx4_0.txt", "Send Latency Test", 20000),
+    ("ib_read_lat-mlx4_0.txt", "RDMA_Read Latency Test", 20000),
+    ("ib_write_bw-mlx4_0.txt", "RDMA_Write BW Test", 50000),
+])
+def test_real_output_reads_as_its_test_settings_and_every_size(name, test, iterations):
+    result = perftest.parse(fixture(name))
+    assert result["test"] == test
+    assert [r["bytes"] for r in result["rows"]] == SIZES
+    assert {r["iterations"] for r in result["rows"]} == {iterations}
+    assert perftest.describe(fixture(name)) == "mlx4_0 IB RC MTU 2048[B]"
+    assert result["settings"]["Data ex. method"] == "Ethernet"
+
+
+def test_latency_rows_hold_every_column_and_warnings_between_them_are_passed_over():
+    text = fixture("ib_send_lat-mlx4_0.txt")
+    assert text.count("Conflicting CPU frequency values detected") == 45
+    rows = perftest.parse(text)["rows"]
+    # the 8-byte row as printed: t_min t_max t_typical t_avg t_stdev 99% 99.9%
+    assert perftest.row_at({"rows": rows}, 8) == {"bytes": 8, "iterations": 20000, "t_min_us": 1.03, "t_max_us": 9.40,
+                                                  "t_typical_us": 1.09, "t_avg_us": 1.12, "t_stdev_us": 0.29,
+                                                  "p99_us": 1.63, "p999_us": 5.02}
+    for r in rows:  # what the columns mean, on every row of a real run
+        assert r["t_min_us"] <= r["t_typical_us"] <= r["p99_us"] <= r["p999_us"] <= r["t_max_us"]
+    assert perftest.value_at(fixture("ib_read_lat-mlx4_0.txt"), "p99_us", 65536) == 22.43
+
+
+def test_bandwidth_of_real_output_in_mb_s():
+    text = fixture("ib_write_bw-mlx4_0.txt")
+    # 3658.48 'MB/sec' at 64 KiB as printed, perftest's MB being 2^20 bytes; in 10^6-byte MB/s beside OSU's
+    assert perftest.value_at(text, "bw_average_mb_s", 65536) == 3658.48
+    assert perftest.value_at(text, "bandwidth_mb_s", 65536) == pytest.approx(3658.48 * 1.048576)
+    with pytest.raises(perftest.PerftestParseError, match="no bandwidth column"):
+        perftest.value_at(fixture("ib_send_lat-mlx4_0.txt"), "bandwidth_mb_s", 65536)
+
+
 # ---- the parser, on hand-made inputs that must fail -------------------------------------------
 
 @pytest.mark.parametrize("text,message", [
