@@ -70,12 +70,15 @@ pypi_mpi() { # folder, version, packages...
 MPICH_VERSION=5.0.2
 pypi_mpi "$REPO/.deps/mpich" $MPICH_VERSION "mpich==$MPICH_VERSION"
 # that MPICH as Spack's external (spack.yaml includes this file for local and vcluster):
-# an external's prefix takes no variable, so the concrete path is written here
+# an external's prefix takes no variable, so the concrete path is written here, the
+# physical one (a checkout whose .deps links to another's writes the same file)
+written=$(mktemp .deps/packages.yaml.XXXXXX)
 printf '%s\n' "# written by ci/setup.sh: this checkout's MPICH from PyPI, for spack.yaml" "packages:" \
     "  mpich:" "    buildable: false" "    externals:" "    - spec: mpich@$MPICH_VERSION" \
-    "      prefix: $(python3 -c 'import json, sys; print(json.dumps(sys.argv[1]))' "$REPO/.deps/mpich")" \
-    > .deps/packages.yaml.tmp
-mv .deps/packages.yaml.tmp .deps/packages.yaml
+    "      prefix: $(python3 -c 'import json, sys; print(json.dumps(sys.argv[1]))' "$(cd .deps/mpich && pwd -P)")" \
+    > "$written"
+chmod 644 "$written"
+mv "$written" .deps/packages.yaml
 pypi_mpi "$REPO/.deps/impi" 2021.18.1 "impi-rt==2021.18.1" "impi-devel==2021.18.1"
 [ $what != no-build ] || exit 0
 
