@@ -52,7 +52,7 @@ _common_options = ["--exec-policy=serial", f"--report-junit={OUTPUT}/junit.xml",
 # and replace the quick mode's own (QUICK).
 QUICK = ["-S", "calls=100", "-S", "HaloCheck.patterns=isend-recv", "-S", "PingPongCheck.modes=send",
          "-S", "PingPongCheck.messages=1", "-S", "TorusCheck.patterns=isend", "-S", "TorusCheck.trials=2",
-         "-S", "TorusCheck.work_sweep=65536"]
+         "-S", "TorusCheck.work_sweep=65536", "-S", "JacobiCheck.trials=2"]
 _STRICT = ["-S", "require_reference=1", "-S", "strict_references=1"]
 
 

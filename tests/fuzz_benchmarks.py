@@ -294,6 +294,7 @@ VALID = {
     "messages": ["1", "2,4"], "total": ["64", "1K"], "ndims": ["1", "2"], "dims": ["1", "2", "1x2"],
     "work": ["0", "1K"], "trials": ["1", "2"], "max-samples": ["1", "100"], "delay": ["100", "200"], "repeats": ["1", "2"],
     "max-size": ["8", "1K"], "hops": ["1"], "k": ["1"], "dim": ["0"], "wrap": ["yes", "no"],
+    "lattice": ["2x2", "8x6"], "local": ["2x2", "3x5"], "halo": ["sendrecv"],
     "duration": ["0.01", "0.05"], "threshold": ["1", "20"], "max-detours": ["10", "1000"], "window": ["100", "1000"],
 }
 

@@ -48,6 +48,9 @@ CASES = [
     ("torus", 2, ["--work", "4G"], "--work"),
     # calls x trials past what one result may time: refused before allocating, naming both
     ("torus", 2, ["--calls", "100000000", "--trials", "1000"], "--calls x --trials"),
+    # a lattice of 2^40 points a task: refused by the memory check, naming it
+    ("jacobi", 2, ["--local", "1048576x1048576"], "--local"),
+    ("jacobi", 2, ["--dims", "65536x65536"], "--dims: shape '65536x65536'"),
     # a long option given a value it does not take is named as written (the fuzz's finding)
     ("halo", 2, ["--series="], "'--series"),
     ("halo", 2, ["--help=x"], "'--help"),

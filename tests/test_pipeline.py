@@ -178,7 +178,7 @@ def test_the_report_job_writes_the_html_report_of_the_run(merge_request_pipeline
     html = (page / "index.html").read_text()
     # the quick suite has data for these; each is embedded and written as PNG and SVG
     for name in ("halo-scaling", "halo-traces", "distributions", "pingpong-speed", "torus-dims", "overlap",
-                 "alltoall-throughput", "alltoall-idle", "osu"):
+                 "jacobi", "alltoall-throughput", "alltoall-idle", "osu"):
         assert (page / "figures" / f"{name}.png").stat().st_size > 0 and (page / "figures" / f"{name}.svg").exists()
         assert f'<section id="{name}">' in html
     for m in mpis.built():

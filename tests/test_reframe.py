@@ -292,8 +292,8 @@ def test_the_study_s_p6_run_is_a_case_of_c1a(tmp_path):
 def test_quick_mode_runs_every_check_at_two_tasks_a_node_with_the_mpi_s_eager_limit():
     cases = listing("--mode", "quick")
     checks = {name.split()[0] for name, _ in cases}
-    assert checks == {"HaloCheck", "PingPongCheck", "TorusCheck", "AlltoallCheck", "EagerCheck", "OsuCheck", "NoiseCheck",
-                      "PerftestCheck"}
+    assert checks == {"HaloCheck", "PingPongCheck", "TorusCheck", "JacobiCheck", "AlltoallCheck", "EagerCheck", "OsuCheck",
+                      "NoiseCheck", "PerftestCheck"}
     # perftest uses no MPI: each program once, on this one node, in one environment
     verbs = [(params(n), where) for n, where in cases if n.startswith("PerftestCheck")]
     assert sorted(p["benchmark"] for p, _ in verbs) == ["ib_read_lat", "ib_send_lat", "ib_write_bw"]

@@ -139,6 +139,7 @@ def small_run(tmp_path_factory):
         "halo": (4, ["--tasks-per-node", "2", "--series", "--trace-tasks", "0,3", "--pattern", "isend-recv"]),
         "pingpong": (2, ["--mode", "send", "--total", "8K,64K", "--messages", "1,2"]),
         "torus": (2, ["--pattern", "isend", "--ndims", "1", "--size", "16K", "--work", "0,64K"]),
+        "jacobi": (2, ["--local", "40x30", "--trials", "3"]),
         "alltoall": (2, ["--method", "pairwise", "--size", "1K"]),
         "contention": (4, ["--dims", "4", "--size", "8"]),
         "noise": (2, ["--duration", "0.2"]),

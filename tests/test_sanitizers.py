@@ -19,6 +19,7 @@ NORMAL = {
     "halo": ["--calls", "5", "--validate", "--series", "--trace-tasks", "0"],
     "pingpong": ["--calls", "3", "--size", "8,4K", "--messages", "1,4", "--validate", "--series"],
     "torus": ["--calls", "3", "--size", "1K", "--work", "1K", "--validate", "--series"],
+    "jacobi": ["--calls", "3", "--local", "6x5", "--trials", "2", "--validate", "--series"],
     "alltoall": ["--calls", "3", "--size", "1K", "--series", "--samples", "{tmp}/samples.txt"],
     "eager": ["--delay", "1000", "--repeats", "1", "--max-size", "4K"],
     "contention": ["--dims", "{np}", "--calls", "3", "--size", "8:1K", "--validate"],

@@ -93,12 +93,25 @@ void jb_calls_reduce(jb_calls *s, MPI_Comm comm)
     s->tasks = n ? (int)(all_recorded / n) : 0;
 }
 
-double jb_calls_mean_max(const jb_calls *s)
+double jb_calls_mean_max(const jb_calls *s) { return jb_calls_trial_mean_max(s, 0, s->calls); }
+
+double jb_calls_trial_mean_max(const jb_calls *s, long first, long count)
 {
     double mean_max = 0;
-    for (long c = 0; c < s->calls; c++)
-        mean_max += s->max[c] / s->calls;
+    for (long c = first; c < first + count; c++)
+        mean_max += s->max[c] / count;
     return mean_max;
+}
+
+double jb_calls_fastest_trial(const jb_calls *s, long calls, long *which)
+{
+    double best = 0;
+    for (long trial = 0; trial < s->calls / calls; trial++) {
+        double mean = jb_calls_trial_mean_max(s, trial * calls, calls);
+        if (trial == 0 || mean < best)
+            best = mean, *which = trial;
+    }
+    return best;
 }
 
 void jb_calls_report(jb_ctx *ctx, const jb_calls *s, int series)

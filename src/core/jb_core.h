@@ -240,6 +240,10 @@ void jb_calls_record(jb_calls *s, long call, double us);
 void jb_calls_reduce(jb_calls *s, MPI_Comm comm);
 /* The mean over calls of the per-call MAX (us): max_us.  Rank 0, after the reduce. */
 double jb_calls_mean_max(const jb_calls *s);
+/* The same over calls first .. first + count - 1 (a trial's), and the least of it over the
+ * trials of `calls` calls each that s holds, setting *which to that trial (rank 0). */
+double jb_calls_trial_mean_max(const jb_calls *s, long first, long count);
+double jb_calls_fastest_trial(const jb_calls *s, long calls, long *which);
 /* Adds max_us, avg_us, min_us, jitter, p50_us .. p999_us, worst_us,
  * all_p50_us, all_p99_us and the histogram (and with series, the per-call
  * arrays) to the current result.  Rank 0 only. */

@@ -153,14 +153,8 @@ static torus_times measure(jb_ctx *ctx, const torus_options *o, torus_exchange *
     jb_fail_if_any(ctx, bad != 0, "--validate: pattern %s received wrong payload bytes", torus_pattern_names[pattern]);
     jb_calls_reduce(st, t->comm);
     /* a trial is `calls` consecutive calls: its mean per-call MAX, the least of them the fastest */
-    torus_times times = {jb_calls_mean_max(st), 0};
-    for (long trial = 0; ctx->rank == 0 && trial < o->trials; trial++) {
-        double mean = 0;
-        for (long c = trial * ctx->opt.calls; c < (trial + 1) * ctx->opt.calls; c++)
-            mean += st->max[c] / ctx->opt.calls;
-        if (trial == 0 || mean < times.fastest)
-            times.fastest = mean;
-    }
+    long best;
+    torus_times times = {jb_calls_mean_max(st), jb_calls_fastest_trial(st, ctx->opt.calls, &best)};
     char shape[128] = "";
     for (int k = 0; k < t->ndims; k++)
         snprintf(shape + strlen(shape), sizeof shape - strlen(shape), k ? "x%d" : "%d", o->dims[k]);
