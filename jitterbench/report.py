@@ -17,7 +17,7 @@ from pathlib import Path
 
 import jinja2
 
-from . import __version__, benchmarks, compare, figures, files, transports
+from . import __version__, benchmarks, compare, figures, files, findings, transports
 from .runs import Collection
 
 ENV = jinja2.Environment(loader=jinja2.PackageLoader("jitterbench", "templates"),
@@ -149,7 +149,7 @@ def write(col: Collection, out: Path, title: str, baseline: str | None = None) -
             title=title, generated=datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M UTC"),
             version=__version__, col=col, figures=figs, images=images, factors=factors(col),
             baseline=baseline, comparisons=comparisons(col, baseline) if baseline else None,
-            measured=measured, papers=papers, fmt=figures.fmt, alpha=compare.ALPHA)
+            measured=measured, papers=papers, findings=findings.rows(col), fmt=figures.fmt, alpha=compare.ALPHA)
         (folder / "index.html").write_text(html)
         return written
 

@@ -58,17 +58,19 @@ _STRICT = ["-S", "require_reference=1", "-S", "strict_references=1"]
 
 def _mode(module, name):
     """A mode's options for one system: its checks' variants of the mode's tag."""
-    own = getattr(module, "QUICK", QUICK) if name == "quick" else _STRICT
+    own = {"quick": getattr(module, "QUICK", QUICK), "acceptance": _STRICT,
+           "papers": getattr(module, "PAPERS", [])}[name]
     return [*_common_options, "-t", name, *getattr(module, "ONLY", []), *own]
 
 
 site_configuration = {
     "systems": [m.SYSTEM for m in _systems],
     "environments": [env for m in _systems for env in m.ENVIRONMENTS],
-    # per system: quick (a few minutes on 2 cores) and acceptance (the full sweep a site runs to
+    # per system: quick (a few minutes on 2 cores), papers (the papers' findings, reframe_checks/papers.py)
+    # and acceptance (the full sweep a site runs to
     # accept a machine, every reference required)
     "modes": [{"name": name, "target_systems": [m.SYSTEM["name"]], "options": _mode(m, name)}
-              for m in _systems for name in ("quick", "acceptance")],
+              for m in _systems for name in ("quick", "acceptance", "papers")],
     "general": [{"report_file": os.path.join(OUTPUT, "report.json"), "purge_environment": False}],
     "storage": [{"enable": True, "sqlite_db_file": os.path.join(OUTPUT, "results.db")}],
     "logging": [{

@@ -55,3 +55,6 @@ SYSTEM = {
 # partition's size); quick: two sizes, the distances a ring of 6 has
 ONLY = ["-n", "ContentionCheck"]
 QUICK = ["-S", "calls=30", "-S", "ContentionCheck.msg_sizes=8,65536", "-S", "ContentionCheck.distances=1,2,3"]
+# papers: Bhatele and Kale's finding, 64 KiB messages over 1 and 3 hops and shared by 1 and 3 pairs
+PAPERS = ["-S", "calls=20", "-S", "ContentionCheck.msg_sizes=65536", "-P", "ContentionCheck.pattern=hops,link",
+          "-S", "ContentionCheck.distances=1,3"]

@@ -40,7 +40,7 @@ def test_two_rails_carry_a_large_message_twice_as_fast_and_a_small_one_not(clust
     (prefix / "openmpi-ucx").symlink_to(prefix / "openmpi")
     out = tmp_path / "out"
     args = ["-c", "reframe_checks/pingpong.py", "-n", "PingPongCheck", "-P", "nodes=2", "-P", "tasks_per_node=1",
-            "-P", "eager_limit=default", "-P", "distribution=block", "-P", "rails=1,2", "-S", "modes=send",
+            "-P", "eager_limit=default", "-P", "distribution=block", "-P", "rails=1,2", "-P", "sweep=sizes", "-S", "modes=send",
             "-S", "messages=1", "-S", "msg_sizes=8,1048576", "-S", "calls=30",
             "-p", "^(openmpi|openmpi-ucx|mpich)$"]
     proc = subprocess.run(clusters.reframe_command("vcluster", *args), cwd=REPO,

@@ -203,6 +203,36 @@ def test_the_checks_run_under_a_site_s_own_configuration(cluster, tmp_path):
     assert two and all(re.search(r"pml=ob1 btl=\S*tcp", c["transport"]) for c in two)
 
 
+def test_the_papers_mode_asserts_each_finding_and_the_report_sets_it_beside_its_paper(cluster, tmp_path):
+    """`reframe --mode papers` (reframe_checks/papers.py): every finding passes its own assertion of
+    direction and size, noise on 1 to 3 nodes, the ping-pong on one node and across two; the report's
+    `findings` table holds each beside what its paper states."""
+    if not mpis.OPENMPI.available():
+        pytest.skip("Open MPI is not installed")
+    prefix = install_prefix(tmp_path / "prefix")
+    out = tmp_path / "out"
+    proc = subprocess.run(reframe_command("--mode", "papers"), cwd=REPO,
+                          env={**run_env(cluster, out), "JB_PREFIX": str(prefix / "{environ}")},
+                          capture_output=True, text=True, timeout=900)
+    ran = [c for c in report_cases(out) if c["result"] != "skip"]
+    assert proc.returncode == 0 and all(c["result"] == "pass" for c in ran), proc.stdout[-3000:]
+    assert sorted((c["name"].split()[0], c.get("nodes")) for c in ran) == [
+        ("AlltoallNoiseFinding", None), ("HaloNoiseFinding", 1), ("HaloNoiseFinding", 2), ("HaloNoiseFinding", 3),
+        ("NonBlockingFinding", 1), ("NonBlockingFinding", 2)]
+    noise = {c["nodes"]: c["perfvalues"] for c in ran if c["name"].startswith("HaloNoiseFinding")}
+    predicted = [noise[n]["vcluster:vc:predicted_share"][0] for n in (1, 2, 3)]
+    assert predicted == sorted(predicted) and predicted[0] == pytest.approx(1 - 0.95 ** 2)
+    from jitterbench import cli
+    assert cli.main(["report", str(out / "report.json"), "-o", str(tmp_path / "report")]) == 0
+    html = (tmp_path / "report" / "index.html").read_text()
+    table = html[html.index('<h2 id="findings">'):]
+    table = table[:table.index("</table>")]
+    for text in ("HaloNoiseFinding", "NonBlockingFinding", "AlltoallNoiseFinding", "slowed_share", "isend_over_ssend",
+                 "(&#34;one in 200&#34;): 200 exchanges", "4 ratio", "40.991 MB/s", "173 us"):
+        assert text in table, text
+    assert table.count("<td>pass</td>") == 6
+
+
 # A site's configuration for the virtual cluster, written by hand as the README's site contract
 # says: features mpi; partition extras max_nodes, max_tasks_per_node, transports, binding;
 # environment extras family, transports and eager_vars.  Its env_vars are the site's own MPI
