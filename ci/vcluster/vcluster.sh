@@ -104,6 +104,9 @@ MailProg=/bin/true
 SlurmdTimeout=10
 MessageTimeout=10
 KillWait=2
+# schedule batch jobs at slurmctld's next 1 s pass, not up to 3 s later (batch_sched_delay's
+# default): the checks here submit one short job after another, and waited 1.2 s each on average
+SchedulerParameters=batch_sched_delay=0
 NodeName=node[1-$n] NodeAddr=$addrs CPUs=$cpus State=UNKNOWN
 PartitionName=vc Nodes=node[1-$n] Default=YES State=UP MaxTime=INFINITE OverSubscribe=YES
 CONF
