@@ -45,9 +45,14 @@ def run_benchmark(mpi, np, args, json_path=None, benchmark="halo", timeout=HANG_
     try:
         out, err = proc.communicate(timeout=timeout)
     except subprocess.TimeoutExpired:
+        # what each process of the launch was doing (state R spins, S waits; its kernel wait
+        # channel; its CPU time), so that a rare hang says where it stood before it is killed
+        states = subprocess.run(["ps", "-o", "pid,stat,wchan:24,time,comm", "-g", str(proc.pid)],
+                                capture_output=True, text=True).stdout
         os.killpg(proc.pid, signal.SIGKILL)
-        proc.communicate()
-        pytest.fail(f"hung: {' '.join(map(str, cmd))} did not end within {timeout} s")
+        out, err = proc.communicate()
+        pytest.fail(f"hung: {' '.join(map(str, cmd))} did not end within {timeout} s\n{states}"
+                    f"stdout: {out[-1500:]}\nstderr: {err[-1500:]}")
     doc = None
     if json_path is not None and os.path.exists(json_path):
         with open(json_path) as f:

@@ -2,8 +2,8 @@
 cluster: `vcluster.sh up 2 --rails 2` gives each node two networks limited to 100 Mbit/s
 each way, and the checks' `rails` parameter restricts the MPI to one or both through its
 transport's device variable (jitterbench/transports.py).  The known answers, measured as
-ratios in one run: a 1 MiB message moves about twice as fast over two rails as over one,
-an 8-byte message does not.  The rate limit, not this machine's speed, sets both."""
+ratios in one run: a 1 MiB message, whose time the rate limit sets, moves about twice as
+fast over two rails as over one; an 8-byte message, whose time is the MPI's own path, does not."""
 from __future__ import annotations
 
 import json
@@ -48,15 +48,20 @@ def test_two_rails_carry_a_large_message_twice_as_fast_and_a_small_one_not(clust
                           capture_output=True, text=True, timeout=900)
     cases = [c for c in report_cases(out) if c["result"] != "skip"]
     assert proc.returncode == 0 and cases, proc.stdout[-3000:]
-    median = {}
+    # the large message's time is the link rate's: its median over calls.  The small one's is
+    # this machine's software path (about 20 us), which other processes on its two cores can
+    # stretch for a whole run (a median of 70 us once): the fastest calls (the histogram's
+    # lowest bin, 12 % wide) are the path's own time.
+    median, fastest = {}, {}
     for case in cases:
         (doc,) = [p for p in (out / "output").rglob("pingpong.json") if f"/{case['environ']}/{case['short_name']}" in str(p)]
         for r in json.loads(doc.read_text())["results"]:
-            median[(case["environ"], case["rails"], r["size"])] = r["p50_us"]
+            key = (case["environ"], case["rails"], r["size"])
+            median[key], fastest[key] = r["p50_us"], r["histogram"]["bins"][0][0]
     environs = {"openmpi", "openmpi-ucx"} | ({"mpich"} if mpis.MPICH.available() else set())
     assert {e for e, _, _ in median} == environs
     for environ in environs:
         large = median[(environ, 1, 1048576)] / median[(environ, 2, 1048576)]
-        small = median[(environ, 1, 8)] / median[(environ, 2, 8)]
+        small = fastest[(environ, 1, 8)] / fastest[(environ, 2, 8)]
         assert 1.7 <= large <= 2.3, (environ, large)
         assert 0.5 <= small <= 1.6, (environ, small)
