@@ -48,8 +48,10 @@ _common_options = ["--exec-policy=serial", f"--report-junit={OUTPUT}/junit.xml",
 # pairs cross nodes), both halo placements, the torus with and without overlapped work.
 # Inside each run it narrows what the benchmark sweeps to one pattern or send mode (-S: halo
 # isend-recv, ping-pong send with one message, torus isend, its overlap at two work sizes,
-# each the fastest of 2 trials) over every message size, and 100 timed calls.  A system module may add options to both modes (ONLY: e.g. -n, -x, -S)
-# and replace the quick mode's own (QUICK).
+# each the fastest of 2 trials, the Jacobi inverter's two halo methods in 2 trials) over every
+# message size, and 100 timed calls (Jacobi iterations).  A system module may add options to
+# its modes (ONLY: e.g. -n, -x, -S), and replace the quick mode's own (QUICK) and give the
+# papers mode its own (PAPERS).
 QUICK = ["-S", "calls=100", "-S", "HaloCheck.patterns=isend-recv", "-S", "PingPongCheck.modes=send",
          "-S", "PingPongCheck.messages=1", "-S", "TorusCheck.patterns=isend", "-S", "TorusCheck.trials=2",
          "-S", "TorusCheck.work_sweep=65536", "-S", "JacobiCheck.trials=2"]

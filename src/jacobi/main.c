@@ -31,6 +31,16 @@ typedef struct {
     long trials, timed; /* --trials, and the timed iterations of one result: calls x trials */
 } jacobi_options;
 
+/* A shape of exactly two numbers, "AxB", for the option being parsed. */
+static void two_numbers(jb_ctx *ctx, const char *option, const char *form, int out[2])
+{
+    char err[JB_ERRLEN];
+    int n;
+    jb_option(ctx, option, jb_parse_dims(optarg, 2, out, &n, err), err);
+    if (n != 2)
+        jb_fail(ctx, "%s: '%s' is not %s", option, optarg, form);
+}
+
 static void parse(jb_ctx *ctx, int argc, char **argv, jacobi_options *o)
 {
     static const struct option longopts[] = {
@@ -38,30 +48,16 @@ static void parse(jb_ctx *ctx, int argc, char **argv, jacobi_options *o)
         {"dims", required_argument, NULL, 'd'},    {"halo", required_argument, NULL, 'H'},
         {"trials", required_argument, NULL, 'T'},  {"series", no_argument, NULL, 'S'},
         JB_COMMON_LONGOPTS};
-    int c, n, given_lattice = 0, given_local = 0, given_halos = 0;
+    int c, given_lattice = 0, given_local = 0, given_halos = 0;
     char err[JB_ERRLEN];
     memset(o, 0, sizeof *o);
     o->trials = 1;
     o->local[0] = 210, o->local[1] = 252;
     while ((c = jb_getopt(ctx, longopts)) != -1) {
         switch (c) {
-        case 'L':
-            jb_option(ctx, "--lattice", jb_parse_dims(optarg, 2, o->lattice, &n, err), err);
-            if (n != 2)
-                jb_fail(ctx, "--lattice: '%s' is not NXxNY", optarg);
-            given_lattice = 1;
-            break;
-        case 'l':
-            jb_option(ctx, "--local", jb_parse_dims(optarg, 2, o->local, &n, err), err);
-            if (n != 2)
-                jb_fail(ctx, "--local: '%s' is not LXxLY", optarg);
-            given_local = 1;
-            break;
-        case 'd':
-            jb_option(ctx, "--dims", jb_parse_dims(optarg, 2, o->dims, &n, err), err);
-            if (n != 2)
-                jb_fail(ctx, "--dims: '%s' is not PXxPY", optarg);
-            break;
+        case 'L': two_numbers(ctx, "--lattice", "NXxNY", o->lattice), given_lattice = 1; break;
+        case 'l': two_numbers(ctx, "--local", "LXxLY", o->local), given_local = 1; break;
+        case 'd': two_numbers(ctx, "--dims", "PXxPY", o->dims); break;
         case 'H':
             jb_option(ctx, "--halo", jb_parse_name_list(optarg, jacobi_halo_names, NULL, o->halos, err), err);
             given_halos = 1;
