@@ -114,8 +114,14 @@ def fit_profile(sizes, times_us, messages: float) -> dict:
 
 # ---- jb-torus documents --------------------------------------------------------------------
 
-def torus_results(paths) -> list[dict]:
-    """The results of jb-torus documents, each with the file it came from."""
+# what a call's time is read from: the mean over calls of the per-call MAX over tasks, or the
+# median over calls of it (robust to the rare slow call, a TCP retransmission say)
+STATISTICS = ("max_us", "p50_us")
+
+
+def torus_results(paths, statistic="max_us") -> list[dict]:
+    """The results of jb-torus documents, each with the file it came from and its time per call
+    (time_us) of the statistic named."""
     out = []
     for path in paths:
         doc = results.load(path)
@@ -130,10 +136,10 @@ def torus_results(paths) -> list[dict]:
                 if not (isinstance(v, int) and not isinstance(v, bool) and v >= 0):
                     raise SimulationInputError(f"{path}: field results[{i}].{key} is missing or not a whole "
                                                "number >= 0")
-            v = r.get("max_us")
+            v = r.get(statistic)
             if not (isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v) and v >= 0):
-                raise SimulationInputError(f"{path}: field results[{i}].max_us is missing or not a time >= 0")
-            out.append(dict(r, source=f"{path}: results[{i}]"))
+                raise SimulationInputError(f"{path}: field results[{i}].{statistic} is missing or not a time >= 0")
+            out.append(dict(r, source=f"{path}: results[{i}]", time_us=v))
     if not out:
         raise SimulationInputError(f"{', '.join(map(str, paths))}: no results")
     return out
@@ -178,7 +184,7 @@ def from_torus(rs, pattern=None, size=None, work=None) -> dict:
     out = {"pattern": pattern, "ndims": ndims, "fit": None, "measured": {}, "sources": []}
     if len(by_size) >= 2:
         sizes = sorted(by_size)
-        out["fit"] = fit_profile(sizes, [by_size[s]["max_us"] for s in sizes], messages)
+        out["fit"] = fit_profile(sizes, [by_size[s]["time_us"] for s in sizes], messages)
         out["sources"] += [by_size[s]["source"] for s in sizes]
     if size is None and worked:
         size = _only([r["size"] for r in worked], "message sizes with work", "--size")
@@ -197,12 +203,12 @@ def from_torus(rs, pattern=None, size=None, work=None) -> dict:
             raise SimulationInputError(f"the documents hold no result without work of pattern {pattern} at size "
                                        f"{size}: the computation is the time with work less the time without")
         none = by_size[size]
-        compute = after["max_us"] - none["max_us"]
+        compute = after["time_us"] - none["time_us"]
         if compute <= 0:
-            raise SimulationInputError(f"{after['source']}: the time with work ({after['max_us']:.1f} us) is not "
-                                       f"above the time without ({none['max_us']:.1f} us, {none['source']}): no "
+            raise SimulationInputError(f"{after['source']}: the time with work ({after['time_us']:.1f} us) is not "
+                                       f"above the time without ({none['time_us']:.1f} us, {none['source']}): no "
                                        "computation to measure")
-        out["measured"] = {"none_us": none["max_us"], "after_us": after["max_us"], "before_us": before["max_us"]}
+        out["measured"] = {"none_us": none["time_us"], "after_us": after["time_us"], "before_us": before["time_us"]}
         out["sources"] += [after["source"], before["source"]]
         if none["source"] not in out["sources"]:
             out["sources"].append(none["source"])
@@ -290,6 +296,9 @@ def add_arguments(p) -> None:
     p.add_argument("--latencies-us", type=_numbers, default=list(LATENCIES_US), help="network latencies [1,2,4,8]")
     p.add_argument("--bandwidths-mb-s", type=_numbers, default=list(BANDWIDTHS_MB_S),
                    help="network bandwidths, MB/s = 10^6 bytes/s [1,2,5,...,2000,5000]")
+    p.add_argument("--statistic", choices=STATISTICS, default="max_us",
+                   help="a call's time in the documents: max_us, the mean over calls of the per-call MAX over tasks "
+                        "(default), or p50_us, the median over calls of it")
     p.add_argument("--json", help="write the results here")
     p.add_argument("--figure", help="draw the normalized times here (SVG)")
 
@@ -302,7 +311,7 @@ def command(args) -> dict:
         raise SimulationInputError(f"{args.figure}: the figure is SVG; name a file ending in .svg")
     got = None
     if args.torus:
-        got = from_torus(torus_results(args.torus), args.pattern, args.size, args.work)
+        got = from_torus(torus_results(args.torus, args.statistic), args.pattern, args.size, args.work)
         compute = args.compute_us if args.compute_us is not None else got["compute_us"]
         if compute is None:
             raise SimulationInputError("the documents hold no run with --work: give --compute-us")
@@ -329,7 +338,8 @@ def command(args) -> dict:
     print(f"# step: compute {step.compute_us:.6g} us, {step.messages:g} message(s) of {step.size:g} bytes, "
           f"overlap {step.overlap_us:.6g} us; zero overhead; MB = 10^6 bytes")
     if got:
-        out.update(source={k: got[k] for k in ("pattern", "ndims", "work_bytes", "sources")}, fit=got["fit"],
+        out.update(source={**{k: got[k] for k in ("pattern", "ndims", "work_bytes", "sources")},
+                           "statistic": args.statistic}, fit=got["fit"],
                    measured=got["measured"])
         fit = got["fit"]
         if fit:

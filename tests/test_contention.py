@@ -23,6 +23,7 @@ import clusters
 from clusters import REPO, VCLUSTER, report_cases, run_env
 from conftest import assert_rejected, run_benchmark
 from jitterbench import mpi as mpis
+from jitterbench import profile as prof
 from jitterbench.topology import TopologyFileError, read_shape
 
 
@@ -250,6 +251,57 @@ def test_k_messages_sharing_a_link_each_get_a_kth_of_its_rate(ring_run):
         r = ring_run[("link", 65536, k)]
         assert r["pairs"] == k and r["shared_link"] == "2>3"
         assert 0.75 * k < r["slowdown"] < 1.25 * k, (k, r["slowdown"])
+
+
+def test_known_answer_a_second_link_rate_is_predicted_from_a_run_at_the_first(ring, tmp_path):
+    """Paper 004's method, `jitterbench simulate profile`, checked: jb-torus's messages alone on two
+    neighbours of the ring (a task's two messages cross one link one after the other, as the model
+    adds them) at 50 Mbit/s give the network's latency and bandwidth; the bandwidth scaled by the
+    ratio of the rates predicts the time per call at 100 Mbit/s, which is then measured.
+
+    The stated uncertainty, no distribution assumed: the fit's largest residual either way, twice
+    (the line misses the times it was fitted to by that much), and the shaper's burst: tbf lets up
+    to 8 KiB a direction pass unshaped when its bucket has refilled between calls, which no
+    latency-bandwidth profile holds (8192 B at the second rate).  Only the messages' time is
+    predicted: with work beside them the measured computation comes back unchanged, and the
+    overlapped time is the model's best case (zero overhead), not a prediction."""
+    r1, r2, sizes = RATE_MBIT, 2 * RATE_MBIT, (0, 16384, 32768, 49152)
+    env = dict(ring, **torus_system_env())
+
+    def run_at(rate):
+        subprocess.run(["bash", str(VCLUSTER), "rate", f"{rate}mbit"], env=ring, check=True, capture_output=True,
+                       timeout=60)
+        out = tmp_path / f"plain{rate}.json"
+        cmd = ["srun", "--kill-on-bad-exit=1", "-N", "2", "-n", "2", "-w", "node1,node2",
+               str(mpis.OPENMPI.binary("torus")), "--pattern", "isend", "--size", ",".join(map(str, sizes)),
+               "--calls", "60", "--json", str(out)]
+        for attempt in range(2):  # one retry: Open MPI 4.1.4 now and then fails at start-up on one node
+            proc = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=300)
+            if proc.returncode == 0:
+                break
+        assert proc.returncode == 0, proc.stderr[-3000:]
+        return str(out)
+
+    try:
+        first, second = run_at(r1), run_at(r2)
+    finally:
+        subprocess.run(["bash", str(VCLUSTER), "rate", f"{r1}mbit"], env=ring, check=True, capture_output=True,
+                       timeout=60)
+    # the model of `simulate profile` itself (its command line refuses a latency below 0, and
+    # the fitted one is about 0 here: the emulated links add none)
+    # a call's time: the median over calls of the per-call MAX; the mean carries the rare call a
+    # TCP retransmission holds up (measured: 48 KiB at 100 Mbit/s 8.4 ms in most runs, 12.1 in one)
+    fit = prof.from_torus(prof.torus_results([first], "p50_us"))["fit"]
+    margin = 2 * max(map(abs, fit["residuals_us"])) + 8192 * 8 / r2
+    measured = {r["size"]: r["time_us"] for r in prof.torus_results([second], "p50_us")}
+    before = {r["size"]: r["time_us"] for r in prof.torus_results([first], "p50_us")}
+    for size in sizes[1:]:
+        predicted = prof.comm_us(prof.Step(1.0, fit["messages"], size), fit["latency_us"],
+                                 fit["bandwidth_mb_s"] * r2 / r1)
+        summary = (size, predicted, measured[size], margin, fit)
+        assert abs(predicted - measured[size]) <= margin, summary
+        assert measured[size] < 0.7 * before[size], summary  # the rate decides: agreement is no accident
+        print(f"{size} B: predicted {predicted:.0f} us, measured {measured[size]:.0f} us (+-{margin:.0f})")
 
 
 def test_the_reframe_check_passes_against_the_torus_references(ring, tmp_path):

@@ -111,6 +111,24 @@ def test_the_step_and_the_network_are_read_off_two_torus_runs(tmp_path):
         (pytest.approx(130), pytest.approx(100)), (pytest.approx(150), pytest.approx(100))]
 
 
+def test_the_median_call_is_read_where_asked(tmp_path):
+    """--statistic p50_us: the fit and the step from the median over calls of the per-call MAX,
+    here 10 and 30 us where the means (one slow call in each) are 20 and 50."""
+    plain = torus_doc(tmp_path / "plain.json", ("isend", 0, "none", 0, 20.0), ("isend", 1000, "none", 0, 50.0))
+    doc = json.loads((tmp_path / "plain.json").read_text())
+    for r, p50 in zip(doc["results"], (10.0, 30.0)):
+        r["p50_us"] = p50
+    (tmp_path / "plain.json").write_text(json.dumps(doc))
+    for statistic, latency, bandwidth in (("max_us", 10, 2000 / 30), ("p50_us", 5, 100)):
+        fit = prof.from_torus(prof.torus_results([plain], statistic))["fit"]
+        assert (fit["latency_us"], fit["bandwidth_mb_s"]) == (pytest.approx(latency), pytest.approx(bandwidth))
+    out = tmp_path / "out.json"
+    assert cli.main(["simulate", "profile", plain, "--compute-us", "100", "--size", "1000", "--statistic", "p50_us",
+                     "--json", str(out)]) == 0
+    got = json.loads(out.read_text())
+    assert got["source"]["statistic"] == "p50_us" and got["fit"]["latency_us"] == pytest.approx(5)
+
+
 def test_the_command_prints_the_table_and_draws_the_figure(tmp_path, capsys):
     svg = tmp_path / "profile.svg"
     assert cli.main(["simulate", "profile", "--compute-us", "100", "--messages", "2", "--size", "1000",
@@ -173,6 +191,8 @@ def write(folder, text):
     (lambda d: write(d, '{"benchmark": "torus", "config": {}, "metadata": {}, "results": [{"pattern": "isend", '
                           '"ndims": 1, "size": 8, "work": "none", "work_bytes": 0, "calls": 1}]}'), [],
      "results[0].max_us is missing"),
+    (lambda d: torus_doc(d / "a.json", ("isend", 8, "none", 0, 10.0), ("isend", 16, "none", 0, 12.0)),
+     ["--statistic", "p50_us", "--compute-us", "1", "--size", "8"], "results[0].p50_us is missing"),
 ])
 def test_bad_documents_end_with_one_line_and_exit_2(tmp_path, capsys, make, extra, message):
     path = make(tmp_path)

@@ -5,6 +5,7 @@
 #   ci/vcluster/vcluster.sh up [N] [--torus AxB..] [--rails 1|2] [--link-rate R]
 #                                     bring N nodes up (default 3); idempotent
 #   ci/vcluster/vcluster.sh down      stop what "up" started (by pid), remove what it made
+#   ci/vcluster/vcluster.sh rate R    every rate-limited link (torus or rails) to rate R at once
 #   ci/vcluster/vcluster.sh status
 #   ci/vcluster/vcluster.sh env       the variables a shell needs (eval "$(... env)")
 #
@@ -131,12 +132,19 @@ network_up() {
     done
 }
 
-# tbf on both ends of a veth: each direction limited to the rate, with a burst of a few
-# packets so that the rate holds over every message (netem is not available)
+# tbf: a device's outgoing traffic limited to the rate, with a burst of a few packets so that
+# the rate holds over every message (netem is not available).  shape NETNS DEV RATE; NETNS
+# "-" is the host
+shape() {
+    local ns=() ; [ "$1" = - ] || ns=(-n "$1")
+    tc "${ns[@]}" qdisc replace dev "$2" root tbf rate "$3" burst 8kb latency 200ms
+}
+
+# both ends of a veth: each direction limited to the rate
 limit() {
     local inside=$1 outside=$2 node=$3 rate=$4
-    tc -n "$node" qdisc replace dev "$inside" root tbf rate "$rate" burst 8kb latency 200ms
-    tc qdisc replace dev "$outside" root tbf rate "$rate" burst 8kb latency 200ms
+    shape "$node" "$inside" "$rate"
+    shape - "$outside" "$rate"
 }
 
 rails_up() {
@@ -221,8 +229,7 @@ torus_up() {
             for end in "$i:$j" "$j:$i"; do
                 local me=${end%:*} them=${end#*:}
                 ip netns exec "jbnode$me" sysctl -qw "net.ipv4.conf.to$them.rp_filter=0"
-                # tbf: a burst of a few packets, so the rate holds over every message
-                tc -n "jbnode$me" qdisc add dev "to$them" root tbf rate "$rate" burst 8kb latency 200ms
+                shape "jbnode$me" "to$them" "$rate"
                 ip -n "jbnode$me" link set "to$them" up
             done
         done
@@ -350,6 +357,25 @@ down() {
     say "down"
 }
 
+# every rate-limited link of the cluster up, torus or rails, to another rate at once: a known
+# answer measured at two rates needs no second cluster
+rate() {
+    local rate=${1:-} n i dev
+    [[ $rate =~ ^[0-9]+([kmg]?bit)$ ]] || die "rate must be like 50mbit, not '$rate'"
+    [ -f "$STATE/link-rate" ] || die "no rate-limited links are up (up --torus or --rails first)"
+    need_root_and_tools
+    n=$(cat "$STATE/nodes")
+    for i in $(seq 1 "$n"); do
+        for dev in $(tc -n "jbnode$i" qdisc show | awk '$2 == "tbf" {print $5}'); do shape "jbnode$i" "$dev" "$rate"; done
+        for dev in "jbv$i" "jbw$i"; do
+            tc qdisc show dev "$dev" 2>/dev/null | grep -q '^qdisc tbf' && shape - "$dev" "$rate"
+        done
+    done
+    echo "$rate" > "$STATE/link-rate"
+    [ -f "$STATE/topology" ] && sed -i "1s/links of .* each way/links of $rate each way/" "$STATE/topology"
+    say "links at $rate each way"
+}
+
 status() {
     [ -f "$STATE/nodes" ] || { echo "down"; return 1; }
     [ -f "$STATE/rails" ] && echo "rails: $(cat "$STATE/rails") at $(cat "$STATE/link-rate") each way"
@@ -360,6 +386,7 @@ case "${1:-}" in
     up) shift; up "$@" ;;
     down) down ;;
     status) status ;;
+    rate) shift; rate "$@" ;;
     env) echo "export SLURM_CONF=$STATE/slurm.conf" ;;
-    *) die "usage: $0 up [N] [--torus AxB..] [--rails 1|2] [--link-rate R] | down | status | env" ;;
+    *) die "usage: $0 up [N] [--torus AxB..] [--rails 1|2] [--link-rate R] | rate R | down | status | env" ;;
 esac
