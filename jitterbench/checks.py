@@ -149,13 +149,16 @@ class MpiCheck(rfm.RunOnlyRegressionTest, SystemReferences):
     network = variable(str, value="", loggable=True)
     # a hung MPI (a lost node, a finalize that never returns) fails its check, not the run
     time_limit = "10m"
+    # more tasks on a node than it has cores, where the partition allows it (see overcommits)
+    overcommit_ok = False
     # the variants the quick mode runs, {parameter: values}: the init hook tags them `quick`
     quick_variant = {"tasks_per_node": [QUICK_TASKS_PER_NODE], "distribution": ["block"], "rails": [1]}
 
     def fits(self, partition):
         """Whether this variant's job can run on partition."""
         extras = partition.extras
-        if self.nodes > extras.get("max_nodes", 1) or self.tasks_per_node > extras.get("max_tasks_per_node", 1):
+        if self.nodes > extras.get("max_nodes", 1) or (self.tasks_per_node > extras.get("max_tasks_per_node", 1)
+                                                       and not self.overcommits(partition)):
             return False
         if self.rails > 1 and (self.nodes < 2 or self.rails > len(extras.get("rails", []))):
             return False  # a second rail carries nothing within a node
@@ -163,6 +166,13 @@ class MpiCheck(rfm.RunOnlyRegressionTest, SystemReferences):
             return False
         # on one node every distribution is block; launchers other than srun place ranks block-wise only
         return self.distribution == "block" or (self.nodes > 1 and partition.launcher_type.registered_name == "srun")
+
+    def overcommits(self, partition):
+        """Whether this check places more tasks on a node than it has cores: only a check that
+        measures the links, not the cores (overcommit_ok), and only where the partition's
+        rate-limited links decide the time (extras overcommit: the emulated torus)."""
+        return (self.overcommit_ok and partition.extras.get("overcommit", False)
+                and self.tasks_per_node > partition.extras.get("max_tasks_per_node", 1))
 
     def takes(self, partition, environ):
         """Whether this variant runs with environ on partition: with more than one rail,
@@ -198,6 +208,13 @@ class MpiCheck(rfm.RunOnlyRegressionTest, SystemReferences):
     def shape_the_job(self):
         self.num_tasks_per_node = self.tasks_per_node
         self.num_tasks = self.nodes * self.tasks_per_node
+        if self.overcommits(self.current_partition):
+            # sbatch(1), srun(1): more than one task per CPU.  Slurm refuses --ntasks-per-node above
+            # the node's CPUs even so: the job asks for its nodes, and block distribution fills them
+            self.num_tasks_per_node = None
+            self.job.options += ["--overcommit", f"--nodes={self.nodes}"]
+            if self.job.launcher.registered_name == "srun":
+                self.job.launcher.options += ["--overcommit"]
         if self.job.launcher.registered_name == "srun":
             # a rank that dies ends the job step at once: its peers would wait on it until the time limit
             self.job.launcher.options += [f"--distribution={self.distribution}", "--kill-on-bad-exit=1"]

@@ -24,6 +24,8 @@ FINDINGS = {
     "OverlapLatencyFinding": ("lanl-ib", ("sweep3d-latency-1us-plain", "sweep3d-latency-8us-plain",
                                            "sweep3d-latency-1us-overlap", "sweep3d-latency-8us-overlap"),
                               ("plain_1us", "plain_8us", "overlap_1us", "overlap_8us")),
+    "BunchingFinding": ("c1a", ("off-node-row", "off-node-bunched", "optimisation-gain"),
+                        ("off_node_row", "off_node_bunched", "time_cut")),
     "ContentionCheck": ("bgp", ("contention-slowdown",), None),
 }
 

@@ -208,6 +208,61 @@ class OverlapLatencyFinding(MpiFinding):
         ])
 
 
+@rfm.simple_test
+class BunchingFinding(MpiFinding):
+    descr = ("Hague: a node's tasks bunched into a block of the grid send fewer messages off the node than a row, "
+             "and where the links decide, take less time")
+    benchmark = "halo"
+    nodes = parameter([2], type=int, loggable=True)
+    tasks_per_node = parameter([16], type=int, loggable=True)  # the study's nodes: 16 tasks each
+    msg_size = variable(int, value=8192, loggable=True)
+    # the least time cut asserted, as a share of the traffic cut: where the links decide, the time
+    # falls as the off-node messages do (measured on the emulated ring: 32 -> 4 messages, 44.7 ->
+    # 5.5 ms, a cut of 8.1 for 8); the on-node messages cost the same in both placements
+    least_share_of_traffic_cut = variable(float, value=0.5, loggable=True)
+    calls = 30
+
+    overcommit_ok = True  # on the emulated torus 32 tasks share 2 cores; the links decide the time
+
+    @run_after("setup")
+    def options(self):
+        self.executable_opts = ["--placement", "bunched", "--pattern", "isend-recv", "--size", str(self.msg_size),
+                                "--validate", "--json", "bunched.json"]
+        self.keep_files = ["row.json", "bunched.json"]
+        self.perf_variables = {
+            "off_node_row": sn.make_performance_function(self.off_node("row"), "messages/node"),
+            "off_node_bunched": sn.make_performance_function(self.off_node("bunched"), "messages/node"),
+            "time_cut": sn.make_performance_function(self.time_cut(), "ratio"),
+        }
+
+    @run_before("run")
+    def row_first(self):
+        """The same job runs the row placement first: the two side by side on the same links."""
+        self.job.num_tasks, self.job.num_tasks_per_node = self.num_tasks, self.num_tasks_per_node
+        launch = " ".join(self.job.launcher.run_command(self.job).split())
+        options = " ".join(self.executable_opts).replace("bunched", "row")
+        self.prerun_cmds = [f"{launch} {self.executable} {options} --calls {self.calls} --timeout {self.timeout}"]
+
+    def off_node(self, placement):
+        return self.result("off_node_per_node", where={"placement": placement})
+
+    def time_cut(self):
+        return (self.result("max_us", where={"placement": "row"}) /
+                self.result("max_us", where={"placement": "bunched"}))
+
+    @sanity_function
+    def finding_holds(self):
+        traffic_cut = self.off_node("row") / self.off_node("bunched")
+        least = self.least_share_of_traffic_cut
+        return sn.all([
+            self.ran_and_validated(),
+            sn.assert_gt(traffic_cut, 1, msg="bunched, a node sends as many messages off it as in a row ({0})"),
+            sn.assert_ge(self.time_cut(), least * traffic_cut,
+                         msg=f"bunching cut the off-node messages {{1}} times but the time only {{0}} times "
+                             f"(at least {least:g} of the traffic cut asserted)"),
+        ])
+
+
 def tabe_exchange_times(count=5000, seed=1):
     """Exchange times (us) with the study's mean 173 and standard deviation 58, right-skewed as its
     Figure 3's: a gamma distribution of that coefficient of variation, shifted and scaled."""

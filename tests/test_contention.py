@@ -198,6 +198,11 @@ def test_a_bad_torus_is_refused(ring):
     bad = subprocess.run(["bash", str(VCLUSTER), "up", "--torus", "2y3"], env=ring, capture_output=True, text=True,
                          timeout=60)
     assert bad.returncode != 0 and "--torus must be dimensions like 6 or 2x3, not '2y3'" in bad.stderr
+    bad = subprocess.run(["bash", str(VCLUSTER), "rate", "fast"], env=ring, capture_output=True, text=True, timeout=60)
+    assert bad.returncode != 0 and bad.stderr.strip().splitlines() == [
+        "vcluster: error: rate must be like 50mbit, not 'fast'"]
+    qdisc = subprocess.run(["tc", "-n", "jbnode1", "qdisc", "show", "dev", "to2"], capture_output=True, text=True)
+    assert f"rate {RATE_MBIT}Mbit" in qdisc.stdout  # nothing changed
 
 
 @pytest.fixture(scope="module")
@@ -306,12 +311,20 @@ def test_known_answer_a_second_link_rate_is_predicted_from_a_run_at_the_first(ri
 
 def test_the_reframe_check_passes_against_the_torus_references(ring, tmp_path):
     """The committed references of the emulated torus (reference_data/torus.yaml): the papers mode,
-    Bhatele and Kale's finding (64 KiB over 1 and 3 hops, and shared by 1 and 3 pairs)."""
+    Bhatele and Kale's finding (64 KiB over 1 and 3 hops, and shared by 1 and 3 pairs), and
+    Hague's bunching on two of the ring's nodes, 16 tasks each on their 2 cores."""
     proc = subprocess.run(clusters.reframe_command("torus", "--mode", "papers"), cwd=REPO,
                           env=run_env(ring, tmp_path, references=REPO / "reference_data"),
                           capture_output=True, text=True, timeout=600)
-    ran = [c for c in report_cases(tmp_path) if c["result"] != "skip" and c["environ"] == "openmpi"]
+    cases = [c for c in report_cases(tmp_path) if c["result"] != "skip" and c["environ"] == "openmpi"]
     assert proc.returncode == 0, proc.stdout[-3000:]
+    (bunching,) = [c for c in cases if c["name"].startswith("BunchingFinding")]
+    perf = bunching["perfvalues"]
+    # a node of a 16 x 2 grid holds a row, whose north and south halos both leave it; bunched, an
+    # 8 x 2 block of the grid, only its ends' east and west ones do
+    assert (perf["torus:links:off_node_row"][0], perf["torus:links:off_node_bunched"][0]) == (32, 4)
+    print("bunching cut the time", perf["torus:links:time_cut"][0], "times")
+    ran = [c for c in cases if c["name"].startswith("ContentionCheck")]
     assert sorted(c["pattern"] for c in ran) == ["hops", "link"]
     link = next(c for c in ran if c["pattern"] == "link")
     # [value, reference, lower, upper, unit, result]: checked against a committed reference
