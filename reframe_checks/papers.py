@@ -16,12 +16,14 @@ what the paper states (jitterbench/findings.py names the stated values).
   pairwise all-to-all's throughput per processor falls as processors are added, since each
   exchange waits for the slower partner: `jitterbench simulate alltoall` on exchange times
   with the study's mean (173 us) and standard deviation (58 us), right-skewed as its Figure 3.
-
 - OverlapLatencyFinding (LANL, 004_e367b2c8182cccbc.txt): overlapping the messages with
   independent work lowers a code's sensitivity to network latency (Sweep3D from 1.20 to 2.59
   between 1 and 8 us without overlap, 1.10 to 1.79 with).  jb-torus measures the network and a
   step of work and messages, `jitterbench simulate profile` puts that step on networks of 1 and
   8 us: the normalized time must grow less with overlap than without.
+- BunchingFinding (Hague): a node's tasks bunched into a block of the grid send fewer messages
+  off the node than a row of it, and where the links decide, the time falls with them.  On the
+  torus-wired virtual cluster, two nodes of 16 tasks on their rate-limited links.
 
 Contention against the number of messages sharing a link (Bhatele and Kale) is
 ContentionCheck, tagged `papers` too: it runs on the torus-wired virtual cluster.
