@@ -63,6 +63,14 @@ class MpiFinding(JitterbenchCheck):
     def document(self, name):
         return os.path.join(self.stagedir, name)
 
+    def launch_before(self, *options):
+        """A launch of the benchmark as the job's own, with these options and the job's calls and
+        time limit: a run beside the main one, in the same job and on the same nodes."""
+        # ReFrame gives the job its tasks only as it writes the script: the launch needs them now
+        self.job.num_tasks, self.job.num_tasks_per_node = self.num_tasks, self.num_tasks_per_node
+        launch = " ".join(self.job.launcher.run_command(self.job).split())
+        return " ".join([launch, self.executable, *options, "--calls", str(self.calls), "--timeout", str(self.timeout)])
+
 
 @sn.deferrable
 def share_of_calls_at_least(path, us):
@@ -184,11 +192,8 @@ class OverlapLatencyFinding(MpiFinding):
     def network_first_and_the_model_after(self):
         """The same launch measures the network's profile first (three sizes, no work); after
         the step, the model takes both documents."""
-        # ReFrame gives the job its tasks only as it writes the script: the launch needs them now
-        self.job.num_tasks, self.job.num_tasks_per_node = self.num_tasks, self.num_tasks_per_node
-        launch = " ".join(self.job.launcher.run_command(self.job).split())
-        self.prerun_cmds = [f"{launch} {self.executable} --pattern isend --size 1K,{self.msg_size},64K "
-                            f"--calls {self.calls} --timeout {self.timeout} --json network.json"]
+        self.prerun_cmds = [self.launch_before("--pattern", "isend", "--size", f"1K,{self.msg_size},64K",
+                                               "--json", "network.json")]
         self.postrun_cmds = [f"{sys.executable} -m jitterbench simulate profile network.json step.json --size "
                              f"{self.msg_size} --latencies-us 1,8 --bandwidths-mb-s {self.bandwidth_mb_s:g} "
                              f"--json profile.json"]
@@ -226,10 +231,13 @@ class BunchingFinding(MpiFinding):
 
     overcommit_ok = True  # on the emulated torus 32 tasks share 2 cores; the links decide the time
 
+    def halo_options(self, placement):
+        return ["--placement", placement, "--pattern", "isend-recv", "--size", str(self.msg_size), "--validate",
+                "--json", f"{placement}.json"]
+
     @run_after("setup")
     def options(self):
-        self.executable_opts = ["--placement", "bunched", "--pattern", "isend-recv", "--size", str(self.msg_size),
-                                "--validate", "--json", "bunched.json"]
+        self.executable_opts = self.halo_options("bunched")
         self.keep_files = ["row.json", "bunched.json"]
         self.perf_variables = {
             "off_node_row": sn.make_performance_function(self.off_node("row"), "messages/node"),
@@ -240,10 +248,7 @@ class BunchingFinding(MpiFinding):
     @run_before("run")
     def row_first(self):
         """The same job runs the row placement first: the two side by side on the same links."""
-        self.job.num_tasks, self.job.num_tasks_per_node = self.num_tasks, self.num_tasks_per_node
-        launch = " ".join(self.job.launcher.run_command(self.job).split())
-        options = " ".join(self.executable_opts).replace("bunched", "row")
-        self.prerun_cmds = [f"{launch} {self.executable} {options} --calls {self.calls} --timeout {self.timeout}"]
+        self.prerun_cmds = [self.launch_before(*self.halo_options("row"))]
 
     def off_node(self, placement):
         return self.result("off_node_per_node", where={"placement": placement})

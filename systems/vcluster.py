@@ -23,10 +23,11 @@ RAILS = open(os.path.join(STATE, "rails")).read().split() if os.path.exists(os.p
 # TCP interface, and no binding (every node sees the same two cores).  The transports
 # each MPI declares (jitterbench/mpi.py) select the rest: ob1's tcp BTL, MPICH's UCX,
 # Intel MPI's OFI tcp provider.  Open MPI's PMIx client keeps its job data in a hash table
-# (PMIX_MCA_gds=hash) instead of the shared-memory store ds21, whose start-up crashes with many
-# ranks on a node (open-mpi/ompi#6761; the openpmix maintainers' workaround in
-# openpmix/openpmix#3019): measured with 16 ranks a node, 2 of 37 jobs lost a rank to a segfault
-# at address 0 with ds21, none of 77 with the hash.
+# (PMIX_MCA_gds=hash) instead of the shared-memory store ds21, known to crash at start-up with
+# many ranks on a node (open-mpi/ompi#6761; the openpmix maintainers' workaround in
+# openpmix/openpmix#3019).  By hand with 16 ranks a node, 2 of 37 jobs lost a rank to a segfault
+# at address 0 with ds21, none of 77 with the hash; but the same crash still comes now and then
+# (a 6-node job of one rank each, under ReFrame), so the tests retry a failed case once.
 ACROSS_NODES = {
     "openmpi": {"SLURM_MPI_TYPE": "pmix", "PMIX_MCA_gds": "hash", "OMPI_MCA_btl": "self,vader,tcp",
                 "OMPI_MCA_btl_tcp_if_include": "eth0", "OMPI_MCA_oob_tcp_if_include": "10.77.0.0/24"},

@@ -205,22 +205,27 @@ def test_a_bad_torus_is_refused(ring):
     assert f"rate {RATE_MBIT}Mbit" in qdisc.stdout  # nothing changed
 
 
+def srun_on_ring(ring, args):
+    """srun args on the ring under systems/torus.py's Open MPI environment.  A rank that dies
+    ends the step at once (Open MPI 4.1.4 here now and then fails at start-up on one node, see
+    docs/vcluster.md), and one retry."""
+    env = dict(ring, **torus_system_env())
+    for attempt in range(2):
+        proc = subprocess.run(["srun", "--kill-on-bad-exit=1", *args], env=env, capture_output=True, text=True,
+                              timeout=300)
+        if proc.returncode == 0:
+            break
+    assert proc.returncode == 0, proc.stderr[-3000:]
+
+
 @pytest.fixture(scope="module")
 def ring_run(ring, tmp_path_factory):
     """Every pattern on the ring at 8 B and 64 KiB, in one job: the results by (pattern, size, distance)."""
     out = tmp_path_factory.mktemp("ring") / "contention.json"
     state = Path(ring["JB_VCLUSTER_DIR"])
-    env = dict(ring, **torus_system_env())
-    # a rank that dies ends the step at once (Open MPI 4.1.4 here now and then fails at
-    # start-up on one node, see the README), and one retry
-    cmd = ["srun", "--kill-on-bad-exit=1", "-N", str(RING), "-n", str(RING), str(mpis.OPENMPI.binary("contention")),
-           "--topology", str(state / "topology"), "--pattern", "hops,pairs,link", "--size", "8,64K",
-           "--calls", "30", "--validate", "--json", str(out)]
-    for attempt in range(2):
-        proc = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=300)
-        if proc.returncode == 0:
-            break
-    assert proc.returncode == 0, proc.stderr[-3000:]
+    srun_on_ring(ring, ["-N", str(RING), "-n", str(RING), str(mpis.OPENMPI.binary("contention")),
+                        "--topology", str(state / "topology"), "--pattern", "hops,pairs,link", "--size", "8,64K",
+                        "--calls", "30", "--validate", "--json", str(out)])
     doc = json.loads(out.read_text())
     assert doc["metadata"]["node_list"] == [f"node{i}" for i in range(1, RING + 1)]
     return {(r["pattern"], r["size"], r.get("k", r["hops"])): r for r in doc["results"]}
@@ -271,20 +276,14 @@ def test_known_answer_a_second_link_rate_is_predicted_from_a_run_at_the_first(ri
     predicted: with work beside them the measured computation comes back unchanged, and the
     overlapped time is the model's best case (zero overhead), not a prediction."""
     r1, r2, sizes = RATE_MBIT, 2 * RATE_MBIT, (0, 16384, 32768, 49152)
-    env = dict(ring, **torus_system_env())
 
     def run_at(rate):
         subprocess.run(["bash", str(VCLUSTER), "rate", f"{rate}mbit"], env=ring, check=True, capture_output=True,
                        timeout=60)
         out = tmp_path / f"plain{rate}.json"
-        cmd = ["srun", "--kill-on-bad-exit=1", "-N", "2", "-n", "2", "-w", "node1,node2",
-               str(mpis.OPENMPI.binary("torus")), "--pattern", "isend", "--size", ",".join(map(str, sizes)),
-               "--calls", "60", "--json", str(out)]
-        for attempt in range(2):  # one retry: Open MPI 4.1.4 now and then fails at start-up on one node
-            proc = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=300)
-            if proc.returncode == 0:
-                break
-        assert proc.returncode == 0, proc.stderr[-3000:]
+        srun_on_ring(ring, ["-N", "2", "-n", "2", "-w", "node1,node2", str(mpis.OPENMPI.binary("torus")),
+                            "--pattern", "isend", "--size", ",".join(map(str, sizes)), "--calls", "60",
+                            "--json", str(out)])
         return str(out)
 
     try:
@@ -292,10 +291,10 @@ def test_known_answer_a_second_link_rate_is_predicted_from_a_run_at_the_first(ri
     finally:
         subprocess.run(["bash", str(VCLUSTER), "rate", f"{r1}mbit"], env=ring, check=True, capture_output=True,
                        timeout=60)
-    # the model of `simulate profile` itself (its command line refuses a latency below 0, and
-    # the fitted one is about 0 here: the emulated links add none)
-    # a call's time: the median over calls of the per-call MAX; the mean carries the rare call a
-    # TCP retransmission holds up (measured: 48 KiB at 100 Mbit/s 8.4 ms in most runs, 12.1 in one)
+    # the model of `simulate profile` itself (its command line refuses a latency below 0, and the
+    # fitted one is about 0 here: the emulated links add none).  A call's time: the median over
+    # calls of the per-call MAX; the mean carries the rare call a TCP retransmission holds up
+    # (measured: 48 KiB at 100 Mbit/s 8.4 ms in most runs, 12.1 in one)
     fit = prof.from_torus(prof.torus_results([first], "p50_us"))["fit"]
     margin = 2 * max(map(abs, fit["residuals_us"])) + 8192 * 8 / r2
     measured = {r["size"]: r["time_us"] for r in prof.torus_results([second], "p50_us")}
@@ -313,7 +312,7 @@ def test_the_reframe_check_passes_against_the_torus_references(ring, tmp_path):
     """The committed references of the emulated torus (reference_data/torus.yaml): the papers mode,
     Bhatele and Kale's finding (64 KiB over 1 and 3 hops, and shared by 1 and 3 pairs), and
     Hague's bunching on two of the ring's nodes, 16 tasks each on their 2 cores."""
-    proc = subprocess.run(clusters.reframe_command("torus", "--mode", "papers"), cwd=REPO,
+    proc = subprocess.run(clusters.reframe_command("torus", "--mode", "papers", "--max-retries=1"), cwd=REPO,
                           env=run_env(ring, tmp_path, references=REPO / "reference_data"),
                           capture_output=True, text=True, timeout=600)
     cases = [c for c in report_cases(tmp_path) if c["result"] != "skip" and c["environ"] == "openmpi"]

@@ -212,7 +212,7 @@ def test_the_papers_mode_asserts_each_finding_and_the_report_sets_it_beside_its_
         pytest.skip("Open MPI is not installed")
     prefix = install_prefix(tmp_path / "prefix")
     out = tmp_path / "out"
-    proc = subprocess.run(reframe_command("--mode", "papers"), cwd=REPO,
+    proc = subprocess.run(reframe_command("--mode", "papers", "--max-retries=1"), cwd=REPO,
                           env={**run_env(cluster, out), "JB_PREFIX": str(prefix / "{environ}")},
                           capture_output=True, text=True, timeout=900)
     ran = [c for c in report_cases(out) if c["result"] != "skip"]
