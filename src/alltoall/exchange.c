@@ -1,5 +1,6 @@
 /* One pairwise-exchange all-to-all, as Figure 2: in each round, one
- * MPI_Sendrecv of the message with the round's partner. */
+ * MPI_Sendrecv of the message with the round's partner.  With --inject a task
+ * may busy-wait first, inside the exchange: the slow exchanges of the study. */
 #include "exchange.h"
 
 #include "schedule.h"
@@ -21,6 +22,7 @@ void alltoall_pairwise(alltoall_run *a, alltoall_times *t, double call_start)
             MPI_Sendrecv(NULL, 0, MPI_BYTE, other, 1, NULL, 0, MPI_BYTE, other, 1, a->comm, MPI_STATUS_IGNORE);
             t->ready[round] = MPI_Wtime();
         }
+        a->injected += jb_noise_maybe(a->noise);
         MPI_Sendrecv(a->send + (size_t)other * a->size, (int)a->size, MPI_BYTE, other, 0,
                      a->recv + (size_t)other * a->size, (int)a->size, MPI_BYTE, other, 0, a->comm, MPI_STATUS_IGNORE);
         if (t && round < a->rounds - 1)

@@ -5,11 +5,15 @@
 #include <mpi.h>
 #include <stddef.h>
 
+#include "jb_core.h"
+
 typedef struct {
     MPI_Comm comm;
     int nprocs, me, rounds;
     size_t size;             /* bytes to each other task */
     char *send, *recv;       /* nprocs blocks of size bytes */
+    jb_noise *noise;         /* --inject: before each exchange, inside it */
+    long injected;           /* exchanges this task delayed */
 } alltoall_run;
 
 /* What the pairwise all-to-all records of each round (NULL: nothing).  start and

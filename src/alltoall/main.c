@@ -22,6 +22,10 @@ static const char usage[] =
     "                        partner's start on synchronised clocks, swapped after the call) |\n"
     "                        handshake (a zero-byte exchange first, inside the timed region:\n"
     "                        instrumented) | none (the plain algorithm, no exchange times) [timestamps]\n"
+    "  --procs LIST          all-to-alls of the first P tasks for each P (the others wait at\n"
+    "                        the barrier), throughput against P in one run [all tasks]\n"
+    JB_NOISE_USAGE
+    "                        A chance: each pairwise exchange, inside it\n"
     "  --series              per-call MAX and AVG in the JSON\n";
 
 static const char *const method_names[] = {"pairwise", "alltoall", NULL};
@@ -67,10 +71,14 @@ int main(int argc, char **argv)
     static const struct option longopts[] = {
         {"method", required_argument, NULL, 'M'}, {"size", required_argument, NULL, 's'},
         {"samples", required_argument, NULL, 'f'}, {"max-samples", required_argument, NULL, 'n'},
-        {"series", no_argument, NULL, 'S'}, {"idle", required_argument, NULL, 'I'}, JB_COMMON_LONGOPTS};
+        {"series", no_argument, NULL, 'S'}, {"idle", required_argument, NULL, 'I'},
+        {"procs", required_argument, NULL, 'P'}, {"inject", required_argument, NULL, 'i'}, {"inject-by", required_argument, NULL, 'B'}, JB_COMMON_LONGOPTS};
     jb_ctx ctx;
     int methods[2] = {1, 1}, series = 0, nsizes = 0, c, idle = IDLE_TIMESTAMPS;
     size_t *sizes = NULL;
+    long *procs = NULL;
+    int nprocs = 0;
+    jb_noise noise = {0};
     const char *samples_path = NULL;
     long max_samples = 10000;
     char err[JB_ERRLEN];
@@ -82,6 +90,12 @@ int main(int argc, char **argv)
         case 'f': samples_path = optarg; break;
         case 'n': jb_option(&ctx, "--max-samples", jb_parse_long(optarg, 1, 10000000, &max_samples, err), err); break;
         case 'S': series = 1; break;
+        case 'P':
+            free(procs);
+            jb_option(&ctx, "--procs", jb_parse_long_list(optarg, 2, ctx.size, &procs, &nprocs, err), err);
+            break;
+        case 'i': jb_noise_parse(&ctx, "--inject", optarg, &noise); break;
+        case 'B': jb_noise_parse_by(&ctx, optarg, &noise); break;
         case 'I':
             if ((idle = jb_lookup(optarg, idle_names)) < 0)
                 jb_fail(&ctx, "--idle: '%s' is not timestamps, handshake or none", optarg);
@@ -98,6 +112,12 @@ int main(int argc, char **argv)
         if (jb_mul(sizes[i], (size_t)ctx.size, &per_call) || per_call > 0x7fffffff)
             jb_fail(&ctx, "--size: %zu bytes to each of %d tasks is 2G or more per task", sizes[i], ctx.size);
     }
+    if (!procs) {
+        procs = jb_alloc(&ctx, 1, sizeof *procs, "--procs");
+        procs[nprocs++] = ctx.size;
+    }
+    if (noise.p > 0 && methods[METHOD_ALLTOALL])
+        jb_fail(&ctx, "--inject delays the pairwise exchanges: give --method pairwise");
     if (samples_path && !methods[METHOD_PAIRWISE])
         jb_fail(&ctx, "--samples needs the pairwise method");
     if (samples_path && idle == IDLE_NONE)
@@ -113,22 +133,21 @@ int main(int argc, char **argv)
     jb_calls_memory(&m, ctx.opt.calls);
     jb_memory_check(&ctx, &m);
 
-    alltoall_run a = {.comm = MPI_COMM_WORLD, .nprocs = ctx.size, .me = ctx.rank};
-    a.rounds = alltoall_rounds(ctx.size);
+    alltoall_run a = {.comm = MPI_COMM_WORLD, .noise = &noise};
     a.send = jb_alloc(&ctx, (size_t)ctx.size * max_size + 1, 1, "--size");
     a.recv = jb_alloc(&ctx, (size_t)ctx.size * max_size + 1, 1, "--size");
     alltoall_times times = {.handshake = idle == IDLE_HANDSHAKE};
-    times.start = jb_alloc(&ctx, (size_t)a.rounds, sizeof *times.start, "the rounds");
-    times.ready = jb_alloc(&ctx, (size_t)a.rounds, sizeof *times.ready, "the rounds");
-    times.end = jb_alloc(&ctx, (size_t)a.rounds, sizeof *times.end, "the rounds");
-    double *partner_start = jb_alloc(&ctx, (size_t)a.rounds, sizeof *partner_start, "the rounds");
+    /* at most P rounds for P tasks */
+    times.start = jb_alloc(&ctx, (size_t)ctx.size, sizeof *times.start, "the rounds");
+    times.ready = jb_alloc(&ctx, (size_t)ctx.size, sizeof *times.ready, "the rounds");
+    times.end = jb_alloc(&ctx, (size_t)ctx.size, sizeof *times.end, "the rounds");
+    double *partner_start = jb_alloc(&ctx, (size_t)ctx.size, sizeof *partner_start, "the rounds");
     double *mine = jb_alloc(&ctx, (size_t)per_task, sizeof *mine, "--max-samples");
     double *samples = ctx.rank == 0 ? jb_alloc(&ctx, (size_t)per_task * (size_t)ctx.size, sizeof *samples,
                                                "--max-samples") : NULL;
 
     jb_json *cfg = &ctx.config;
-    jb_json_int(cfg, "rounds", a.rounds);
-    jb_json_str(cfg, "call", "MPI_Barrier, then one all-to-all; timed on every task");
+    jb_json_str(cfg, "call", "MPI_Barrier of all tasks, then one all-to-all of the first P; timed on each of the P");
     jb_json_str(cfg, "throughput_mb_s", "per task, as the paper's Table 1: 2 (P - 1) size / max_us, MB = 10^6 bytes");
     jb_json_str(cfg, "idle_method", idle_names[idle]);
     jb_json_str(cfg, "idle", idle == IDLE_HANDSHAKE
@@ -136,100 +155,120 @@ int main(int argc, char **argv)
                   "region (instrumented): its time is waiting for a partner still busy with a previous exchange"
                 : "pairwise: how much later the partner started the round, on clocks synchronised at the start "
                   "of the result; the exchange time runs from the later start to the end");
+    jb_noise_start(&ctx, &noise);
     jb_calls_describe(cfg);
     if (ctx.rank == 0)
-        printf("# jb-alltoall: %d tasks, %d rounds; %ld calls after %ld warm-up; times in us\n", ctx.size, a.rounds,
-               ctx.opt.calls, ctx.opt.warmup);
+        printf("# jb-alltoall: %d tasks; %ld calls after %ld warm-up; times in us\n", ctx.size, ctx.opt.calls,
+               ctx.opt.warmup);
 
     jb_calls st;
     jb_calls_init(&ctx, &st, ctx.opt.calls);
-    for (int i = 0; i < nsizes; i++) {
-        a.size = sizes[i];
-        for (int method = 0; method < 2; method++) {
-            if (!methods[method])
-                continue;
-            jb_hist exchanges, idles, all_exchanges, all_idles;
-            jb_hist_clear(&exchanges);
-            jb_hist_clear(&idles);
-            jb_calls_begin(&ctx, &st, "method %s, size %zu,", method_names[method], a.size);
-            int timed_rounds = method == METHOD_PAIRWISE && idle != IDLE_NONE;
-            long kept = 0, bad = 0, unknown = 0, all_unknown = 0;
-            for (long call = -ctx.opt.warmup; call < ctx.opt.calls; call++) {
-                if (ctx.opt.validate)
-                    fill(&a);
-                double t0 = jb_call_start(&ctx, &st, a.comm, call);
-                if (method == METHOD_PAIRWISE)
-                    alltoall_pairwise(&a, timed_rounds ? &times : NULL, t0);
-                else
-                    alltoall_collective(&a);
-                double t1 = MPI_Wtime(), us = (t1 - t0) * 1e6;
-                if (timed_rounds)
-                    alltoall_pairwise_end(&a, &times, t1);
-                if (timed_rounds && idle == IDLE_TIMESTAMPS)
-                    alltoall_partner_starts(&a, &times, ctx.clock.offset, partner_start);
-                if (ctx.opt.validate)
-                    bad += check(&a);
-                if (call < 0)
+    for (int k = 0; k < nprocs; k++) {
+        /* the first P tasks exchange; the others take part in each call's barrier only */
+        int member = ctx.rank < procs[k];
+        MPI_Comm_split(MPI_COMM_WORLD, member ? 0 : MPI_UNDEFINED, ctx.rank, &a.comm);
+        a.nprocs = (int)procs[k];
+        a.me = ctx.rank;
+        a.rounds = alltoall_rounds(a.nprocs);
+        for (int i = 0; i < nsizes; i++) {
+            a.size = sizes[i];
+            for (int method = 0; method < 2; method++) {
+                if (!methods[method])
                     continue;
-                jb_calls_record(&st, call, us);
-                for (int r = 0; timed_rounds && r < a.rounds; r++) {
-                    if (times.start[r] < 0)
+                jb_hist exchanges, idles, all_exchanges, all_idles;
+                jb_hist_clear(&exchanges);
+                jb_hist_clear(&idles);
+                jb_calls_begin(&ctx, &st, "%d tasks, method %s, size %zu,", a.nprocs, method_names[method], a.size);
+                int timed_rounds = member && method == METHOD_PAIRWISE && idle != IDLE_NONE;
+                long kept = 0, bad = 0, unknown = 0, all_unknown = 0, all_injected = 0;
+                for (long call = -ctx.opt.warmup; call < ctx.opt.calls; call++) {
+                    if (member && ctx.opt.validate)
+                        fill(&a);
+                    if (call == 0)
+                        a.injected = 0; /* the timed calls' */
+                    double t0 = jb_call_start(&ctx, &st, MPI_COMM_WORLD, call);
+                    if (!member)
                         continue;
-                    /* the exchange can move data once both have started.  A partner's start
-                     * that looks later than this end breaks causality (its data arrived
-                     * here): the clocks disagree by more than the exchange took, so its
-                     * exchange and idle times are unknown, counted and left out, never 0 */
-                    double both = idle == IDLE_HANDSHAKE ? times.ready[r]
-                                  : partner_start[r] > times.start[r] ? partner_start[r] : times.start[r];
-                    double exchange_us = (times.end[r] - both) * 1e6;
-                    if (!(exchange_us > 0)) {
-                        unknown++;
+                    if (method == METHOD_PAIRWISE)
+                        alltoall_pairwise(&a, timed_rounds ? &times : NULL, t0);
+                    else
+                        alltoall_collective(&a);
+                    double t1 = MPI_Wtime(), us = (t1 - t0) * 1e6;
+                    if (timed_rounds)
+                        alltoall_pairwise_end(&a, &times, t1);
+                    if (timed_rounds && idle == IDLE_TIMESTAMPS)
+                        alltoall_partner_starts(&a, &times, ctx.clock.offset, partner_start);
+                    if (ctx.opt.validate)
+                        bad += check(&a);
+                    if (call < 0)
                         continue;
+                    jb_calls_record(&st, call, us);
+                    for (int r = 0; timed_rounds && r < a.rounds; r++) {
+                        if (times.start[r] < 0)
+                            continue;
+                        /* the exchange can move data once both have started.  A partner's start
+                         * that looks later than this end breaks causality (its data arrived
+                         * here): the clocks disagree by more than the exchange took, so its
+                         * exchange and idle times are unknown, counted and left out, never 0 */
+                        double both = idle == IDLE_HANDSHAKE ? times.ready[r]
+                                      : partner_start[r] > times.start[r] ? partner_start[r] : times.start[r];
+                        double exchange_us = (times.end[r] - both) * 1e6;
+                        if (!(exchange_us > 0)) {
+                            unknown++;
+                            continue;
+                        }
+                        jb_hist_add(&exchanges, exchange_us);
+                        jb_hist_add(&idles, (both - times.start[r]) * 1e6);
+                        if (kept < per_task)
+                            mine[kept++] = exchange_us;
                     }
-                    jb_hist_add(&exchanges, exchange_us);
-                    jb_hist_add(&idles, (both - times.start[r]) * 1e6);
-                    if (kept < per_task)
-                        mine[kept++] = exchange_us;
                 }
+                jb_fail_if_any(&ctx, bad != 0, "--validate: method %s received wrong payload bytes",
+                               method_names[method]);
+                jb_calls_reduce(&st, MPI_COMM_WORLD);
+                MPI_Reduce(exchanges.count, all_exchanges.count, JB_HIST_NBINS, MPI_UINT64_T, MPI_SUM, 0, MPI_COMM_WORLD);
+                MPI_Reduce(idles.count, all_idles.count, JB_HIST_NBINS, MPI_UINT64_T, MPI_SUM, 0, MPI_COMM_WORLD);
+                MPI_Reduce(&unknown, &all_unknown, 1, MPI_LONG, MPI_SUM, 0, MPI_COMM_WORLD);
+                MPI_Reduce(&a.injected, &all_injected, 1, MPI_LONG, MPI_SUM, 0, MPI_COMM_WORLD);
+                if (!member)
+                    continue;
+                long kept_min = kept; /* the same number from every exchanging task */
+                MPI_Allreduce(&kept, &kept_min, 1, MPI_LONG, MPI_MIN, a.comm);
+                if (timed_rounds)
+                    MPI_Gather(mine, (int)kept_min, MPI_DOUBLE, samples, (int)kept_min, MPI_DOUBLE, 0, a.comm);
+                if (ctx.rank != 0)
+                    continue;
+                jb_result_begin(&ctx);
+                jb_result_str(&ctx, "method", method_names[method], 1);
+                jb_result_int(&ctx, "size", (long long)a.size, 1);
+                jb_result_int(&ctx, "tasks", a.nprocs, nprocs > 1);
+                jb_result_int(&ctx, "rounds", a.rounds, 0);
+                jb_result_int(&ctx, "calls", st.calls, 0);
+                jb_calls_report(&ctx, &st, series);
+                jb_result_num(&ctx, "throughput_mb_s", 2.0 * (a.nprocs - 1) * a.size / jb_calls_mean_max(&st), 1);
+                if (method == METHOD_PAIRWISE) {
+                    jb_result_str(&ctx, "idle_method", idle_names[idle], 0);
+                    jb_result_num(&ctx, "inject_probability", noise.p, 0);
+                    jb_result_int(&ctx, "injected_exchanges", all_injected, 0);
+                }
+                if (timed_rounds) {
+                    jb_result_num(&ctx, "exchange_p50_us", jb_hist_percentile(&all_exchanges, 50), 0);
+                    jb_result_num(&ctx, "exchange_p99_us", jb_hist_percentile(&all_exchanges, 99), 0);
+                    jb_result_num(&ctx, "idle_p50_us", jb_hist_percentile(&all_idles, 50), 0);
+                    jb_result_num(&ctx, "idle_p99_us", jb_hist_percentile(&all_idles, 99), 0);
+                    jb_result_int(&ctx, "exchanges_unknown", all_unknown, 0);
+                    jb_json *j = jb_result_json(&ctx);
+                    jb_json_hist(j, "exchange_histogram", &all_exchanges);
+                    jb_json_hist(j, "idle_histogram", &all_idles);
+                    jb_json_nums(j, "samples_us", samples, (size_t)kept_min * (size_t)a.nprocs);
+                    if (samples_path && i == 0 && k == nprocs - 1)
+                        write_samples(&ctx, samples_path, samples, (size_t)kept_min * (size_t)a.nprocs);
+                }
+                jb_result_end(&ctx);
             }
-            jb_fail_if_any(&ctx, bad != 0, "--validate: method %s received wrong payload bytes", method_names[method]);
-            jb_calls_reduce(&st, a.comm);
-            MPI_Reduce(exchanges.count, all_exchanges.count, JB_HIST_NBINS, MPI_UINT64_T, MPI_SUM, 0, a.comm);
-            MPI_Reduce(idles.count, all_idles.count, JB_HIST_NBINS, MPI_UINT64_T, MPI_SUM, 0, a.comm);
-            MPI_Reduce(&unknown, &all_unknown, 1, MPI_LONG, MPI_SUM, 0, a.comm);
-            long kept_min = kept;
-            MPI_Allreduce(&kept, &kept_min, 1, MPI_LONG, MPI_MIN, a.comm);
-            if (timed_rounds)
-                MPI_Gather(mine, (int)kept_min, MPI_DOUBLE, samples, (int)kept_min, MPI_DOUBLE, 0, a.comm);
-            if (ctx.rank != 0)
-                continue;
-            double mean_max = 0;
-            for (long k = 0; k < st.calls; k++)
-                mean_max += st.max[k] / st.calls;
-            jb_result_begin(&ctx);
-            jb_result_str(&ctx, "method", method_names[method], 1);
-            jb_result_int(&ctx, "size", (long long)a.size, 1);
-            jb_result_int(&ctx, "tasks", ctx.size, 0);
-            jb_result_int(&ctx, "calls", st.calls, 0);
-            jb_calls_report(&ctx, &st, series);
-            jb_result_num(&ctx, "throughput_mb_s", 2.0 * (ctx.size - 1) * a.size / mean_max, 1);
-            if (method == METHOD_PAIRWISE)
-                jb_result_str(&ctx, "idle_method", idle_names[idle], 0);
-            if (timed_rounds) {
-                jb_result_num(&ctx, "exchange_p50_us", jb_hist_percentile(&all_exchanges, 50), 0);
-                jb_result_num(&ctx, "exchange_p99_us", jb_hist_percentile(&all_exchanges, 99), 0);
-                jb_result_num(&ctx, "idle_p50_us", jb_hist_percentile(&all_idles, 50), 0);
-                jb_result_num(&ctx, "idle_p99_us", jb_hist_percentile(&all_idles, 99), 0);
-                jb_result_int(&ctx, "exchanges_unknown", all_unknown, 0);
-                jb_json *j = jb_result_json(&ctx);
-                jb_json_hist(j, "exchange_histogram", &all_exchanges);
-                jb_json_hist(j, "idle_histogram", &all_idles);
-                jb_json_nums(j, "samples_us", samples, (size_t)kept_min * ctx.size);
-                if (samples_path && i == 0)
-                    write_samples(&ctx, samples_path, samples, (size_t)kept_min * (size_t)ctx.size);
-            }
-            jb_result_end(&ctx);
         }
+        if (member)
+            MPI_Comm_free(&a.comm);
     }
     jb_calls_free(&st);
     free(a.send);
@@ -241,5 +280,6 @@ int main(int argc, char **argv)
     free(mine);
     free(samples);
     free(sizes);
+    free(procs);
     return jb_finish(&ctx);
 }

@@ -26,8 +26,8 @@ static const char usage[] =
     "  --non-periodic        no wrap-around: edge tasks have fewer neighbours\n"
     "  --size LIST           message sizes, both directions: 848,1K or 8:64K [4K]\n"
     "  --ns-size S, --ew-size S  override the size of one direction (Jacobi: 848 and 1016)\n"
-    "  --inject P:US         with probability P per task and call, busy-wait US us in the\n"
-    "                        timed region (calibrated noise)\n"
+    JB_NOISE_USAGE
+    "                        A chance: each task's call, inside the timed region\n"
     "  --series              per-call MAX and AVG in the JSON\n"
     "  --trace-tasks LIST    per-call times of these ranks in the JSON (at most 64)\n";
 
@@ -38,25 +38,11 @@ typedef struct {
     int patterns[NPATTERNS];
     size_t *ns_sizes, *ew_sizes;
     int nsizes;
-    double inject_p, inject_us;
+    jb_noise noise;
     int series;
     long *traced;
     int ntraced;
 } halo_options;
-
-static void parse_inject(jb_ctx *ctx, const char *text, halo_options *o)
-{
-    char p[64], err[JB_ERRLEN];
-    const char *colon = strchr(text, ':');
-    size_t len = colon ? (size_t)(colon - text) : 0;
-    if (!colon || len >= sizeof p)
-        jb_fail(ctx, "--inject: '%s' is not P:US, a probability and a wait in microseconds", text);
-    memcpy(p, text, len);
-    p[len] = '\0';
-    jb_option(ctx, "--inject probability", jb_parse_double(p, 0.0, 1.0, &o->inject_p, err), err);
-    /* up to 10 s of noise per call: longer is a hang, not noise */
-    jb_option(ctx, "--inject wait (us)", jb_parse_double(colon + 1, 1e-3, 1e7, &o->inject_us, err), err);
-}
 
 static void parse_options(jb_ctx *ctx, int argc, char **argv, halo_options *o)
 {
@@ -65,7 +51,7 @@ static void parse_options(jb_ctx *ctx, int argc, char **argv, halo_options *o)
         {"block", required_argument, NULL, 'b'},     {"px", required_argument, NULL, 'x'},
         {"non-periodic", no_argument, NULL, 'N'},    {"size", required_argument, NULL, 's'},
         {"ns-size", required_argument, NULL, 'y'},   {"ew-size", required_argument, NULL, 'e'},
-        {"inject", required_argument, NULL, 'i'},    {"series", no_argument, NULL, 'S'},
+        {"inject", required_argument, NULL, 'i'}, {"inject-by", required_argument, NULL, 'B'},    {"series", no_argument, NULL, 'S'},
         {"trace-tasks", required_argument, NULL, 't'}, JB_COMMON_LONGOPTS};
     halo_layout *L = &o->layout;
     size_t ns = 0, ew = 0;
@@ -102,7 +88,8 @@ static void parse_options(jb_ctx *ctx, int argc, char **argv, halo_options *o)
             break;
         case 'y': jb_option(ctx, "--ns-size", jb_parse_size(optarg, &ns, err), err); break;
         case 'e': jb_option(ctx, "--ew-size", jb_parse_size(optarg, &ew, err), err); break;
-        case 'i': parse_inject(ctx, optarg, o); break;
+        case 'i': jb_noise_parse(ctx, "--inject", optarg, &o->noise); break;
+        case 'B': jb_noise_parse_by(ctx, optarg, &o->noise); break;
         case 'S': o->series = 1; break;
         case 't':
             jb_option(ctx, "--trace-tasks", jb_parse_long_list(optarg, 0, ctx->size - 1, &o->traced, &o->ntraced, err), err);
@@ -195,7 +182,7 @@ static void report(jb_ctx *ctx, const halo_options *o, int pattern, int s, const
         jb_result_num(ctx, "off_node_bytes_per_node", bytes, 0);
         jb_result_num(ctx, "gb_s_per_node", max_us > 0 ? bytes / max_us * 1e-3 : 0, 1);
     }
-    if (ctx->rank == 0 && o->series && o->inject_p > 0) /* which calls got noise, on how many tasks */
+    if (ctx->rank == 0 && o->series && o->noise.p > 0) /* which calls got noise, on how many tasks */
         jb_json_nums(jb_result_json(ctx), "injected_tasks_per_call", injected_per_call, (size_t)st->calls);
     if (ctx->rank == 0 && o->ntraced) {
         jb_json *j = jb_result_json(ctx);
@@ -259,8 +246,7 @@ int main(int argc, char **argv)
     jb_json_int(cfg, "tasks_per_node", L->tpn);
     jb_json_int(cfg, "off_node_per_node", off_node_max);
     jb_json_num(cfg, "off_node_per_node_mean", off_node_mean);
-    jb_json_num(cfg, "inject_probability", o.inject_p);
-    jb_json_num(cfg, "inject_us", o.inject_us);
+    jb_noise_start(&ctx, &o.noise);
     jb_json_str(cfg, "call", "a barrier (or --sync window), then the exchange; each task times from its start to the end of its exchange");
     jb_calls_describe(cfg);
 
@@ -275,8 +261,6 @@ int main(int argc, char **argv)
                " p50/p99 = percentiles of the per-call MAX; times in us\n", calls, ctx.opt.warmup);
     }
 
-    jb_rng rng;
-    jb_rng_seed(&rng, ctx.opt.seed, (uint64_t)ctx.rank);
     jb_calls st;
     jb_calls_init(&ctx, &st, calls);
     double *injected_mine = jb_alloc(&ctx, (size_t)calls, sizeof *injected_mine, "--calls");
@@ -300,10 +284,8 @@ int main(int argc, char **argv)
             for (long c = -ctx.opt.warmup; c < calls; c++) {
                 if (ctx.opt.validate)
                     fill_payloads(&h, g, c);
-                int inject = o.inject_p > 0 && jb_rng_uniform(&rng) < o.inject_p;
                 double t0 = jb_call_start(&ctx, &st, h.comm, c);
-                if (inject)
-                    jb_busy_wait(o.inject_us * 1e-6);
+                int inject = jb_noise_maybe(&o.noise);
                 halo_exchange_run(&h, pattern);
                 double us = (MPI_Wtime() - t0) * 1e6;
                 if (ctx.opt.validate)
@@ -316,7 +298,7 @@ int main(int argc, char **argv)
             }
             jb_calls_reduce(&st, MPI_COMM_WORLD);
             MPI_Reduce(&injected, &injected_all, 1, MPI_LONG, MPI_SUM, 0, MPI_COMM_WORLD);
-            if (o.series && o.inject_p > 0)
+            if (o.series && o.noise.p > 0)
                 MPI_Reduce(injected_mine, injected_per_call, (int)calls, MPI_DOUBLE, MPI_SUM, 0, MPI_COMM_WORLD);
             collect_traces(&ctx, &o, st.mine, traces);
             jb_fail_if_any(&ctx, bad_bytes != 0, "--validate: pattern %s received wrong payload bytes",

@@ -172,6 +172,34 @@ static void test_rng(void)
     CHECK(abs(hits - 10000) < 500); /* 5 standard deviations */
 }
 
+/* gamma variates: mean, sd and skewness (2 / sqrt(shape)) of 400000 draws, for Tabe's
+ * profile (shape 8.9) and a shape below 1 (0.25, the boost); sd 0 is the mean itself */
+static void test_gamma(void)
+{
+    const double cases[][2] = {{173, 58}, {10, 20}};
+    for (int k = 0; k < 2; k++) {
+        double mean = cases[k][0], sd = cases[k][1], n = 400000, s1 = 0, s2 = 0, s3 = 0;
+        int positive = 1;
+        jb_rng r;
+        jb_rng_seed(&r, 1, (uint64_t)k);
+        for (int i = 0; i < (int)n; i++) {
+            double x = jb_rng_gamma(&r, mean, sd);
+            positive &= x > 0;
+            s1 += x;
+            s2 += x * x;
+            s3 += x * x * x;
+        }
+        double m = s1 / n, var = s2 / n - m * m, skew = (s3 / n - 3 * m * var - m * m * m) / pow(var, 1.5);
+        CHECK(positive);
+        CHECK_NEAR(m, mean, 0.01 * mean);
+        CHECK_NEAR(sqrt(var), sd, 0.02 * sd);
+        CHECK_NEAR(skew, 2 * sd / mean, 0.1 * 2 * sd / mean);
+    }
+    jb_rng r;
+    jb_rng_seed(&r, 1, 0);
+    CHECK(jb_rng_gamma(&r, 5, 0) == 5);
+}
+
 static void test_json(void)
 {
     jb_json j;
@@ -202,6 +230,7 @@ int main(void)
     test_summary();
     test_histogram();
     test_rng();
+    test_gamma();
     test_json();
     return check_summary();
 }
