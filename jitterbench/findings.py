@@ -21,6 +21,8 @@ FINDINGS = {
                            ("isend_over_ssend", "ten_over_one")),
     "AlltoallNoiseFinding": ("sp2", ("exchange-mean", "exchange-sd", "alltoall-throughput-p2",
                                      "alltoall-throughput-p32"), ("throughput_p2", "throughput_p32", "fall")),
+    "AlltoallInjectedFinding": ("sp2", ("exchange-mean", "exchange-sd", "alltoall-throughput-p2",
+                                        "alltoall-throughput-p32"), ("fall", "predicted_fall")),
     "OverlapLatencyFinding": ("lanl-ib", ("sweep3d-latency-1us-plain", "sweep3d-latency-8us-plain",
                                            "sweep3d-latency-1us-overlap", "sweep3d-latency-8us-overlap"),
                               ("plain_1us", "plain_8us", "overlap_1us", "overlap_8us")),
