@@ -309,8 +309,10 @@ class JitterbenchCheck(MpiCheck):
 
     eager_limit 'default' leaves the MPI alone; a number of bytes is set
     through the variable the environment declares (extras 'eager_vars') for
-    each transport the job uses: shared memory, and the partition's network
-    (extras 'transports': tcp, a switch, a torus) when it spans nodes.
+    each transport the job's messages cross (fabrics_used): shared memory where
+    a node holds two tasks, the partition's network (extras 'transports': tcp, a
+    switch, a torus) when it spans nodes.  So one task a node needs no
+    shared-memory variable (MPICH declares none).
     eager_var logs the names set.
     """
 
@@ -345,16 +347,11 @@ class JitterbenchCheck(MpiCheck):
             self.executable_opts += ["--calls", str(self.calls)]
         self.executable_opts += ["--timeout", str(self.timeout)]
 
-    def transports(self, partition):
-        """The transports this job's messages use on partition: shared memory always, each
-        of the partition's others (tcp, a switch, a torus) when the job spans nodes."""
-        return [t for t in partition.extras.get("transports", ["shm"]) if t == "shm" or self.nodes > 1]
-
     def lacks_eager_variables(self, partition, environ):
         """The transports of this job on partition that environ declares no eager-limit
         variable for (none with the MPI's default limit)."""
         names = environ.extras.get("eager_vars", {})
-        return [] if self.eager_limit == "default" else [t for t in self.transports(partition) if t not in names]
+        return [] if self.eager_limit == "default" else [t for t in self.fabrics_used(partition) if t not in names]
 
     def takes(self, partition, environ):
         # an eager limit the MPI has no variable for is no case (MPICH on shared memory)
@@ -368,7 +365,7 @@ class JitterbenchCheck(MpiCheck):
         self.skip_if(bool(missing), f"{self.current_environ.name} declares no eager-limit variable for "
                                     f"{', '.join(missing)}")
         names = self.current_environ.extras["eager_vars"]
-        variables = sorted({names[t] for t in self.transports(self.current_partition)})
+        variables = sorted({names[t] for t in self.fabrics_used(self.current_partition)})
         for name in variables:
             self.env_vars[name] = self.eager_limit
         self.eager_var = ",".join(variables)

@@ -37,7 +37,7 @@ class EagerCheck(JitterbenchCheck):
         self.executable_opts = ["--json", "eager.json"]
         self.keep_files = ["eager.json"]
         # one task per node when the job spans nodes, so that the probe finds an off-node pair
-        self.pairs = {t: pair_of(t) for t in self.transports(self.current_partition)}
+        self.pairs = {t: pair_of(t) for t in self.fabrics_used(self.current_partition)}
         self.perf_variables = {f"eager_limit_{t}": sn.make_performance_function(self.probed(pair), "B")
                                for t, pair in self.pairs.items()}
 

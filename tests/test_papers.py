@@ -223,6 +223,19 @@ def test_hpcx_job_sets_mp_eager_limit_and_launches_with_poe(tmp_path):
     assert set(eager["perfvalues"]) == {"hpcx:switch2:eager_limit_shm", "hpcx:switch2:eager_limit_switch"}
 
 
+def test_an_eager_limit_is_set_on_the_fabrics_the_job_crosses_only(tmp_path):
+    """The XT3's MPT declares no shared-memory eager variable: one task a node crosses only the
+    torus, so the case runs and sets the torus's variable; two a node would cross shared memory too,
+    so that case is not taken."""
+    scripts, cases = dry_run(
+        tmp_path, "xt3", "-c", "reframe_checks/pingpong.py", "-n", "PingPongCheck", "-P", "nodes=2",
+        "-P", "tasks_per_node=1,2", "-P", "eager_limit=65536", "-P", "distribution=block", "-P", "sweep=sizes",
+        references_dir=tmp_path / "none")
+    assert [(c["tasks_per_node"], c["eager_var"]) for c in cases] == [(1, "MPICH_MAX_SHORT_MSG_SIZE")]
+    (script,) = scripts
+    assert "export MPICH_MAX_SHORT_MSG_SIZE=65536" in script and script[-1].startswith("yod -np 2 ")
+
+
 def test_sp2_references_reach_reframe_as_table_1(tmp_path):
     """Its quick mode: Table 1's pairwise all-to-all of 1 MB on 2 to 32 processors, one a node."""
     scripts, cases = dry_run(tmp_path, "sp2", "--mode", "quick")
