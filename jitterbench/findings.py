@@ -19,6 +19,8 @@ FINDINGS = {
                          ("slowed_share", "predicted_share", "jitter")),
     "NonBlockingFinding": ("hpcx", ("isend-burst-messages", "isend-burst-size", "isend-burst-speedup"),
                            ("isend_over_ssend", "ten_over_one")),
+    "SplittingFinding": ("hpcx", ("eager-limit-set", "split-128k-in-2", "split-peak-gain"),
+                         ("gain_above", "gain_below")),
     "AlltoallNoiseFinding": ("sp2", ("exchange-mean", "exchange-sd", "alltoall-throughput-p2",
                                      "alltoall-throughput-p32"), ("throughput_p2", "throughput_p32", "fall")),
     "AlltoallInjectedFinding": ("sp2", ("exchange-mean", "exchange-sd", "alltoall-throughput-p2",

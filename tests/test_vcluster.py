@@ -205,9 +205,10 @@ def test_the_checks_run_under_a_site_s_own_configuration(cluster, tmp_path):
 
 def test_the_papers_mode_asserts_each_finding_and_the_report_sets_it_beside_its_paper(cluster, tmp_path):
     """`reframe --mode papers` (reframe_checks/papers.py): every finding passes its own assertion of
-    direction and size, noise on 1 to 3 nodes, the ping-pong on one node and across two, the all-to-all
-    simulated and with injected waits on 3 nodes, the latency sensitivity of a measured step with and
-    without overlap; the report's `findings` table holds each beside what its paper states."""
+    direction and size, noise on 1 to 3 nodes, the ping-pong on one node and across two, splitting a
+    message above the eager limit across two nodes, the all-to-all simulated and with injected waits
+    on 3 nodes, the latency sensitivity of a measured step with and without overlap; the report's
+    `findings` table holds each beside what its paper states."""
     if not mpis.OPENMPI.available():
         pytest.skip("Open MPI is not installed")
     prefix = install_prefix(tmp_path / "prefix")
@@ -219,7 +220,10 @@ def test_the_papers_mode_asserts_each_finding_and_the_report_sets_it_beside_its_
     assert proc.returncode == 0 and all(c["result"] == "pass" for c in ran), proc.stdout[-3000:]
     assert sorted((c["name"].split()[0], c.get("nodes")) for c in ran) == [
         ("AlltoallInjectedFinding", 3), ("AlltoallNoiseFinding", None), ("HaloNoiseFinding", 1), ("HaloNoiseFinding", 2), ("HaloNoiseFinding", 3),
-        ("NonBlockingFinding", 1), ("NonBlockingFinding", 2), ("OverlapLatencyFinding", 1)]
+        ("NonBlockingFinding", 1), ("NonBlockingFinding", 2), ("OverlapLatencyFinding", 1), ("SplittingFinding", 2)]
+    # one pair across two nodes at the study's 64 kB: only the network's eager variable is set
+    (splitting,) = [c for c in ran if c["name"].startswith("SplittingFinding")]
+    assert (splitting["environ"], splitting["eager_var"]) == ("openmpi", "OMPI_MCA_btl_tcp_eager_limit")
     noise = {c["nodes"]: c["perfvalues"] for c in ran if c["name"].startswith("HaloNoiseFinding")}
     predicted = [noise[n]["vcluster:vc:predicted_share"][0] for n in (1, 2, 3)]
     assert predicted == sorted(predicted) and predicted[0] == pytest.approx(1 - 0.95 ** 2)
@@ -228,12 +232,13 @@ def test_the_papers_mode_asserts_each_finding_and_the_report_sets_it_beside_its_
     html = (tmp_path / "report" / "index.html").read_text()
     table = html[html.index('<h2 id="findings">'):]
     table = table[:table.index("</table>")]
-    for text in ("HaloNoiseFinding", "NonBlockingFinding", "AlltoallNoiseFinding", "AlltoallInjectedFinding",
-                 "predicted_fall", "slowed_share", "isend_over_ssend",
+    for text in ("HaloNoiseFinding", "NonBlockingFinding", "SplittingFinding", "AlltoallNoiseFinding",
+                 "AlltoallInjectedFinding", "predicted_fall", "slowed_share", "isend_over_ssend", "gain_above",
+                 "two pieces of 64 kB, a marked improvement: 128 kB",
                  "overlap_8us", "(&#34;one in 200&#34;): 200 exchanges", "4 ratio", "40.991 MB/s", "173 us",
                  "at 8 us network latency, with overlap: 1.79 ratio"):
         assert text in table, text
-    assert table.count("<td>pass</td>") == 8
+    assert table.count("<td>pass</td>") == 9
 
 
 # A site's configuration for the virtual cluster, written by hand as the README's site contract
