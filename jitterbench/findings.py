@@ -1,4 +1,4 @@
-"""The papers mode's checks (reframe_checks/papers.py, and ContentionCheck on a torus): each
+"""The papers mode's checks (reframe_checks/papers.py): each
 finding's measured values beside what its paper states, the report's "Findings" table.  The
 benchmarks they run keep their own descriptors' figures."""
 from __future__ import annotations
@@ -30,7 +30,7 @@ FINDINGS = {
                               ("plain_1us", "plain_8us", "overlap_1us", "overlap_8us")),
     "BunchingFinding": ("c1a", ("off-node-row", "off-node-bunched", "optimisation-gain"),
                         ("off_node_row", "off_node_bunched", "time_cut")),
-    "ContentionCheck": ("bgp", ("contention-slowdown",), None),
+    "ContentionFinding": ("bgp", ("contention-slowdown",), None),
 }
 
 
@@ -44,7 +44,7 @@ def stated_text(system, ids):
 
 def rows(col):
     """A row per finding case of the runs: (finding, label, environ, case, measured, result, the paper
-    states).  ContentionCheck's measured values are its slowdowns."""
+    states).  ContentionFinding's measured values are its slowdowns."""
     cases = [c for c in col.cases if c.check in FINDINGS and c.kind == "measured" and
              (FINDINGS[c.check][2] or any(v.startswith("slowdown") for v in c.perf))]
     out = []

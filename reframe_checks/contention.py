@@ -31,9 +31,6 @@ class ContentionCheck(JitterbenchCheck):
     descr = "latency against hops and contention for links"
     benchmark = "contention"
     valid_systems = ["+topology"]
-    # and the papers mode's finding: latency grows with hops and with the messages sharing a link,
-    # against the references of the system (systems/torus.py narrows it to what shows that)
-    tags = {*JitterbenchCheck.tags, "papers"}
     # every node of the partition, where the topology file places them: pairs are chosen by
     # position, so the job holds them all (fits: only a partition of this size).  Each
     # partition's size, not only the topology partitions': a parameter without values

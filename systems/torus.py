@@ -55,10 +55,7 @@ SYSTEM = {
 }
 
 # its modes run the contention check on every node of the ring (its nodes parameter is the
-# partition's size), and the papers mode Hague's bunching on two of its nodes; quick: two
-# sizes, the distances a ring of 6 has
-ONLY = ["-n", "ContentionCheck|BunchingFinding"]
+# partition's size), and the papers mode Bhatele and Kale's contention for a link there and
+# Hague's bunching on two of its nodes; quick: two sizes, the distances a ring of 6 has
+ONLY = ["-n", "Contention|BunchingFinding"]
 QUICK = ["-S", "calls=30", "-S", "ContentionCheck.msg_sizes=8,65536", "-S", "ContentionCheck.distances=1,2,3"]
-# papers: Bhatele and Kale's finding, 64 KiB messages over 1 and 3 hops and shared by 1 and 3 pairs
-PAPERS = ["-S", "calls=20", "-S", "ContentionCheck.msg_sizes=65536", "-P", "ContentionCheck.pattern=hops,link",
-          "-S", "ContentionCheck.distances=1,3"]

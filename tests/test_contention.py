@@ -308,25 +308,39 @@ def test_known_answer_a_second_link_rate_is_predicted_from_a_run_at_the_first(ri
         print(f"{size} B: predicted {predicted:.0f} us, measured {measured[size]:.0f} us (+-{margin:.0f})")
 
 
-def test_the_reframe_check_passes_against_the_torus_references(ring, tmp_path):
-    """The committed references of the emulated torus (reference_data/torus.yaml): the papers mode,
-    Bhatele and Kale's finding (64 KiB over 1 and 3 hops, and shared by 1 and 3 pairs), and
-    Hague's bunching on two of the ring's nodes, 16 tasks each on their 2 cores."""
+def test_the_papers_mode_on_the_torus_and_the_check_against_its_references(ring, tmp_path):
+    """The papers mode on the emulated torus: Bhatele and Kale's finding (64 KiB shared by 2 and 3
+    pairs, each slowed as many times) and Hague's bunching on two of the ring's nodes, 16 tasks
+    each on their 2 cores; then ContentionCheck against the committed references
+    (reference_data/torus.yaml)."""
+    papers = tmp_path / "papers"
     proc = subprocess.run(clusters.reframe_command("torus", "--mode", "papers", "--max-retries=1"), cwd=REPO,
-                          env=run_env(ring, tmp_path, references=REPO / "reference_data"),
-                          capture_output=True, text=True, timeout=600)
-    cases = [c for c in report_cases(tmp_path) if c["result"] != "skip" and c["environ"] == "openmpi"]
-    assert proc.returncode == 0, proc.stdout[-3000:]
+                          env=run_env(ring, papers), capture_output=True, text=True, timeout=600)
+    cases = [c for c in report_cases(papers) if c["result"] != "skip"]
+    assert proc.returncode == 0 and all(c["result"] == "pass" for c in cases), proc.stdout[-3000:]
+    assert sorted((c["name"].split()[0], c["environ"]) for c in cases) == [
+        ("BunchingFinding", "openmpi"), ("ContentionFinding", "openmpi")]
     (bunching,) = [c for c in cases if c["name"].startswith("BunchingFinding")]
     perf = bunching["perfvalues"]
     # a node of a 16 x 2 grid holds a row, whose north and south halos both leave it; bunched, an
     # 8 x 2 block of the grid, only its ends' east and west ones do
     assert (perf["torus:links:off_node_row"][0], perf["torus:links:off_node_bunched"][0]) == (32, 4)
     print("bunching cut the time", perf["torus:links:time_cut"][0], "times")
-    ran = [c for c in cases if c["name"].startswith("ContentionCheck")]
-    assert sorted(c["pattern"] for c in ran) == ["hops", "link"]
-    link = next(c for c in ran if c["pattern"] == "link")
+    (contention,) = [c for c in cases if c["name"].startswith("ContentionFinding")]
+    slowdown = {k: v[0] for k, v in contention["perfvalues"].items() if ":slowdown_" in k}
+    # k = 1 is the uncontended link itself, the baseline of the others
+    assert sorted(slowdown) == ["torus:links:slowdown_65536_d2", "torus:links:slowdown_65536_d3"], slowdown
+    print("k pairs sharing a link slowed", slowdown)
+
+    checked = tmp_path / "checked"
+    proc = subprocess.run(clusters.reframe_command(
+        "torus", "-c", "reframe_checks/contention.py", "-n", "ContentionCheck", "-P", "pattern=link",
+        "-S", "msg_sizes=65536", "-S", "distances=3", "-S", "calls=20", "-S", "valid_prog_environs=openmpi",
+        "--max-retries=1"), cwd=REPO, env=run_env(ring, checked, references=REPO / "reference_data"),
+        capture_output=True, text=True, timeout=600)
+    (link,) = [c for c in report_cases(checked) if c["result"] != "skip"]
+    assert proc.returncode == 0 and link["result"] == "pass", proc.stdout[-3000:]
     # [value, reference, lower, upper, unit, result]: checked against a committed reference
     perf = link["perfvalues"]
     assert perf["torus:links:slowdown_65536_d3"][1] > 0 and perf["torus:links:latency_65536_d3"][1] > 0
-    assert "torus:links:slowdown_65536_d1" not in perf  # k = 1 is the uncontended link itself
+    assert "torus:links:slowdown_65536_d1" not in perf
