@@ -311,8 +311,8 @@ def test_known_answer_a_second_link_rate_is_predicted_from_a_run_at_the_first(ri
 def test_the_papers_mode_on_the_torus_and_the_check_against_its_references(ring, tmp_path):
     """The papers mode on the emulated torus: Bhatele and Kale's finding (64 KiB shared by 2 and 3
     pairs, each slowed as many times) and Hague's bunching on two of the ring's nodes, 16 tasks
-    each on their 2 cores; then ContentionCheck against the committed references
-    (reference_data/torus.yaml)."""
+    each on their 2 cores, and the report's findings table beside their papers; then
+    ContentionCheck against the committed references (reference_data/torus.yaml)."""
     papers = tmp_path / "papers"
     proc = subprocess.run(clusters.reframe_command("torus", "--mode", "papers", "--max-retries=1"), cwd=REPO,
                           env=run_env(ring, papers), capture_output=True, text=True, timeout=600)
@@ -331,6 +331,17 @@ def test_the_papers_mode_on_the_torus_and_the_check_against_its_references(ring,
     # k = 1 is the uncontended link itself, the baseline of the others
     assert sorted(slowdown) == ["torus:links:slowdown_65536_d2", "torus:links:slowdown_65536_d3"], slowdown
     print("k pairs sharing a link slowed", slowdown)
+    from jitterbench import cli
+    assert cli.main(["report", str(papers / "report.json"), "-o", str(tmp_path / "report")]) == 0
+    html = (tmp_path / "report" / "index.html").read_text()
+    table = html[html.index('<h2 id="findings">'):]
+    table = table[:table.index("</table>")]
+    # a row per k sharing the link, each its slowdown beside the paper's "up to 8"
+    for text in ("ContentionFinding", "pattern=link msg_size=65536 distance=2", "distance=3</td><td>slowdown ",
+                 "(&#34;up to a factor of 8 times&#34;): 8 factor", "BunchingFinding", "off_node_bunched 4",
+                 "of non-bunched tasks: 32 send/recvs"):
+        assert text in table, text
+    assert table.count("<td>pass</td>") == 3
 
     checked = tmp_path / "checked"
     proc = subprocess.run(clusters.reframe_command(
