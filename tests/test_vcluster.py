@@ -44,8 +44,10 @@ def quick(cluster, tmp_path_factory):
     # one retry: Open MPI 4.1.4 started by srun on this oversubscribed cluster now and then
     # fails at start-up on one node (a shared-memory segment it cannot open); the report
     # keeps the failure and the retry
-    proc = subprocess.run(reframe_command("--mode", "quick", "--max-retries=1"), cwd=REPO, env=run_env(cluster, out),
-                          capture_output=True, text=True, timeout=1500)
+    # the overlap at one work size: the sweep is the local quick suite's (test_reframe.py), and here,
+    # 6 ranks on 2 cores, each size cost the 3-node torus runs some 25 s (58 s in all with two)
+    proc = subprocess.run(reframe_command("--mode", "quick", "--max-retries=1", "-S", "TorusCheck.work_sweep=262144"),
+                          cwd=REPO, env=run_env(cluster, out), capture_output=True, text=True, timeout=1500)
     ran = [c for c in report_cases(out) if c["result"] != "skip"]
     return proc, ran, out
 
