@@ -183,7 +183,7 @@ void jb_watch_call_done(void); /* jb_calls_record counts the timed calls */
 void jb_busy_wait(double seconds);
 
 /* Calibrated noise, --inject P:US[:SD]: at each chance (a call, an exchange) a
- * task busy-waits with probability p, drawn from its own stream: us microseconds,
+ * task waits with probability p, drawn from its own stream: us microseconds,
  * or with sd a gamma variate of that mean and standard deviation. */
 typedef struct {
     double p, us, sd;
@@ -201,7 +201,7 @@ void jb_noise_parse_by(jb_ctx *ctx, const char *text, jb_noise *n);
     "                        (where tasks outnumber cores: the others run meanwhile) [spin]\n"
 /* Seeds this task's stream (--seed, rank) and records p and us in the config. */
 void jb_noise_start(jb_ctx *ctx, jb_noise *n);
-/* One chance: draws, busy-waits if it hits; returns 1 if it did. */
+/* One chance: draws, and waits (spins or sleeps) if it hits; returns 1 if it did. */
 int jb_noise_maybe(jb_noise *n);
 
 /* Output.  A result is a set of key/value fields: every field goes into the
