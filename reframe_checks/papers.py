@@ -34,7 +34,6 @@ what the paper states (jitterbench/findings.py names the stated values).
 - BunchingFinding (Hague): a node's tasks bunched into a block of the grid send fewer messages
   off the node than a row of it, and where the links decide, the time falls with them.  On the
   torus-wired virtual cluster, two nodes of 16 tasks on their rate-limited links.
-
 - ContentionFinding (Bhatele and Kale, 001_157511e0c39ad54e.txt): messages that share a link
   are slowed, "up to 8 times".  On the torus-wired virtual cluster, whose links' rate decides a
   64 KiB message, k pairs sharing one link are each slowed k times (within 25 %), against the
