@@ -51,12 +51,16 @@ class ContentionCheck(JitterbenchCheck):
     def fits(self, partition):
         return super().fits(partition) and self.nodes == partition.extras.get("max_nodes")
 
+    def reach(self):
+        """The distances of the run that the partition's topology reaches, and how far it reaches."""
+        shape = read_shape(self.current_partition.extras["topology"])
+        most = {"hops": shape.max_hops(), "random": 0}.get(self.pattern, shape.max_along(0))
+        return [d for d in self.distances if d <= most], most, shape
+
     @run_after("setup")
     def options(self):
         topology = self.current_partition.extras["topology"]
-        shape = read_shape(topology)
-        most = {"hops": shape.max_hops(), "random": 0}.get(self.pattern, shape.max_along(0))
-        reach = [d for d in self.distances if d <= most]
+        reach, most, shape = self.reach()
         self.skip_if(self.pattern != "random" and not reach,
                      f"the topology ({'x'.join(map(str, shape.dims))}) reaches {self.pattern} distance {most}")
         opts = {"hops": ["--pattern", "hops", "--hops", listed(reach)],
