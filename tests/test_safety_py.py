@@ -237,12 +237,11 @@ def test_ctrl_c_in_a_real_process_is_one_line_exit_130_and_changes_nothing(tmp_p
             except OSError as e:
                 assert e.errno == errno.ENXIO and proc.poll() is None and time.monotonic() < deadline, e
                 time.sleep(0.02)
-        while not blocked_reading_a_pipe(proc.pid):  # until the command sleeps in its read
+        while (blocked := blocked_reading_a_pipe(proc.pid)) is False:  # until the command sleeps in its read
             assert proc.poll() is None and time.monotonic() < deadline, "the command never read its input"
-            if blocked_reading_a_pipe(proc.pid) is None:  # no wchan here: give the read time to start
-                time.sleep(0.5)
-                break
             time.sleep(0.01)
+        if blocked is None:  # the kernel does not say: give the read time to start
+            time.sleep(0.5)
         proc.send_signal(signal.SIGINT)
         out, err = proc.communicate(timeout=60)
     finally:

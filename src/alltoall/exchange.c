@@ -1,6 +1,6 @@
 /* One pairwise-exchange all-to-all, as Figure 2: in each round, one
  * MPI_Sendrecv of the message with the round's partner.  With --inject a task
- * may busy-wait first, inside the exchange: the slow exchanges of the study. */
+ * may wait first (spin or sleep), inside the exchange: the slow exchanges of the study. */
 #include "exchange.h"
 
 #include "schedule.h"

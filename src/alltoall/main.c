@@ -72,7 +72,8 @@ int main(int argc, char **argv)
         {"method", required_argument, NULL, 'M'}, {"size", required_argument, NULL, 's'},
         {"samples", required_argument, NULL, 'f'}, {"max-samples", required_argument, NULL, 'n'},
         {"series", no_argument, NULL, 'S'}, {"idle", required_argument, NULL, 'I'},
-        {"procs", required_argument, NULL, 'P'}, {"inject", required_argument, NULL, 'i'}, {"inject-by", required_argument, NULL, 'B'}, JB_COMMON_LONGOPTS};
+        {"procs", required_argument, NULL, 'P'}, {"inject", required_argument, NULL, 'i'},
+        {"inject-by", required_argument, NULL, 'B'}, JB_COMMON_LONGOPTS};
     jb_ctx ctx;
     int methods[2] = {1, 1}, series = 0, nsizes = 0, c, idle = IDLE_TIMESTAMPS;
     size_t *sizes = NULL;

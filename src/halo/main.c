@@ -51,7 +51,8 @@ static void parse_options(jb_ctx *ctx, int argc, char **argv, halo_options *o)
         {"block", required_argument, NULL, 'b'},     {"px", required_argument, NULL, 'x'},
         {"non-periodic", no_argument, NULL, 'N'},    {"size", required_argument, NULL, 's'},
         {"ns-size", required_argument, NULL, 'y'},   {"ew-size", required_argument, NULL, 'e'},
-        {"inject", required_argument, NULL, 'i'}, {"inject-by", required_argument, NULL, 'B'},    {"series", no_argument, NULL, 'S'},
+        {"inject", required_argument, NULL, 'i'},    {"inject-by", required_argument, NULL, 'B'},
+        {"series", no_argument, NULL, 'S'},
         {"trace-tasks", required_argument, NULL, 't'}, JB_COMMON_LONGOPTS};
     halo_layout *L = &o->layout;
     size_t ns = 0, ew = 0;
