@@ -18,7 +18,7 @@ import reframe.utility.typecheck as typ
 from reframe.core.builtins import fixture, parameter, run_after, run_before, sanity_function, variable
 from reframe.core.exceptions import ReframeError, SanityError
 
-from . import references, sweeps, transports
+from . import benchmarks, references, sweeps, transports
 from .rfm import REFERENCE_DIR, SOURCES, install_prefix, per_node_scale, scale
 
 
@@ -285,12 +285,6 @@ class MpiCheck(rfm.RunOnlyRegressionTest, SystemReferences):
         return sn.assert_false(self.transport_problems, msg="; ".join(self.transport_problems[:3]))
 
 
-# the per-call statistics every benchmark's summary line holds (src/core/calls.c): the mean
-# over calls of the per-call MAX and AVG over tasks, the 99th percentile of the per-call MAX
-# (the tail a bulk-synchronous code waits on), and IMB's t_max, the largest per-task mean
-PER_CALL = {"max": ("max_us", "us"), "avg": ("avg_us", "us"), "p99": ("p99_us", "us"), "t_max": ("t_max_us", "us")}
-
-
 def listed(values):
     """A list option's value: 1024,16384."""
     return ",".join(map(str, values))
@@ -336,6 +330,11 @@ class JitterbenchCheck(MpiCheck):
     msg_sizes = variable(typ.List[int], value=[], loggable=True)
     build = fixture(JitterbenchBuild, scope="environment")
     quick_variant = {**MpiCheck.quick_variant, "eager_limit": ["default"]}
+
+    def quantities(self, *names):
+        """{quantity: (field, unit)} of the benchmark's record: the named ones, or without names
+        every performance variable it declares (jitterbench/benchmarks/<benchmark>.py)."""
+        return benchmarks.by_benchmark(self.benchmark).performance(*names)
 
     @run_after("setup")
     def set_executable(self):
@@ -418,13 +417,12 @@ class PerCallCheck(JitterbenchCheck):
     """A benchmark that reports per-call MAX and AVG over tasks (us) for each pattern (or
     method) and message size it sweeps: halo, torus, all-to-all."""
 
-    # the summary line's fields that hold the pattern (or method) and the message size
-    word_field = "pattern"
-    size_field = "size"
-
     def per_size_variables(self, quantities, words, **fields):
         """The quantities ({quantity: (field, unit)}) of each word (pattern or method) and
-        each size of msg_sizes, from the summary line of both that also holds fields."""
+        each size of msg_sizes, from the summary line of both that also holds fields: the
+        record's swept word and size fields."""
+        record = benchmarks.by_benchmark(self.benchmark)
         return self.sweep_variables(quantities, [
-            (word, {"msg_size": size}, {**fields, self.word_field: word, self.size_field: size})
+            (word, {"msg_size": size}, {**fields, **({record.swept: word} if word is not None else {}),
+                                        record.size_field: size})
             for word in words for size in self.msg_sizes])

@@ -10,7 +10,7 @@ import reframe as rfm
 import reframe.utility.typecheck as typ
 from reframe.core.builtins import parameter, run_after, variable
 
-from jitterbench.checks import PER_CALL, PerCallCheck, listed
+from jitterbench.checks import PerCallCheck, listed
 
 
 @rfm.simple_test
@@ -24,7 +24,6 @@ class AlltoallCheck(PerCallCheck):
     # both, one after the other in each run; -S methods=pairwise narrows them
     methods = variable(typ.List[str], value=["pairwise", "alltoall"], loggable=True)
     msg_sizes = [1024, 65536]
-    word_field = "method"
     calls = 200  # the benchmark's own default, stated: `jitterbench plan` estimates from it
 
     @run_after("setup")
@@ -32,5 +31,4 @@ class AlltoallCheck(PerCallCheck):
         self.executable_opts = ["--method", listed(self.methods), "--size", listed(self.msg_sizes), "--validate",
                                 "--json", "alltoall.json"]
         self.keep_files = ["alltoall.json"]
-        self.perf_variables = self.per_size_variables({**PER_CALL, "throughput": ("throughput_mb_s", "MB/s")},
-                                                      self.methods)
+        self.perf_variables = self.per_size_variables(self.quantities(), self.methods)

@@ -20,8 +20,6 @@ from reframe.core.builtins import parameter, run_after, variable
 from jitterbench.checks import JitterbenchCheck, listed, partitions
 from jitterbench.topology import read_shape
 
-LATENCY = {"latency": ("latency_us", "us"), "latency_p50": ("latency_p50_us", "us"), "max": ("max_us", "us")}
-SLOWDOWN = {"slowdown": ("slowdown", "")}
 # the summary line's field that holds a pattern's distance (random has none)
 DISTANCE_FIELD = {"hops": "hops", "pairs": "hops", "link": "k"}
 
@@ -76,7 +74,7 @@ class ContentionCheck(JitterbenchCheck):
         lines = [(None, {"msg_size": size, **({"distance": d} if d else {})},
                   {"pattern": self.pattern, "size": size, **({DISTANCE_FIELD[self.pattern]: d} if d else {})})
                  for size in self.msg_sizes for d in distances]
-        self.perf_variables = self.sweep_variables(LATENCY, lines)
+        self.perf_variables = self.sweep_variables(self.quantities("latency", "latency_p50", "max"), lines)
         if self.pattern in ("pairs", "link"):  # slowed down against hops at the same distance, or k = 1
             self.perf_variables.update(self.sweep_variables(
-                SLOWDOWN, [line for line in lines if self.pattern == "pairs" or line[1]["distance"] > 1]))
+                self.quantities("slowdown"), [line for line in lines if self.pattern == "pairs" or line[1]["distance"] > 1]))

@@ -11,7 +11,7 @@ import reframe as rfm
 import reframe.utility.typecheck as typ
 from reframe.core.builtins import parameter, run_after, variable
 
-from jitterbench.checks import PER_CALL, TRANSPORT_VARIANTS, PerCallCheck, listed
+from jitterbench.checks import TRANSPORT_VARIANTS, PerCallCheck, listed
 
 
 @rfm.simple_test
@@ -27,7 +27,6 @@ class HaloCheck(PerCallCheck):
     patterns = variable(typ.List[str], value=["two-phase", "irecv-isend", "isend-recv", "sendrecv"], loggable=True)
     # the study's 4K and 40K exchanges
     msg_sizes = [4096, 40960]
-    size_field = "ns_size"
     calls = 1000
 
     @run_after("setup")
@@ -41,4 +40,4 @@ class HaloCheck(PerCallCheck):
         ]
         # the benchmark's own record: statistics, and the environment it really ran with
         self.keep_files = ["halo.json"]
-        self.perf_variables = self.per_size_variables({**PER_CALL, "jitter": ("jitter", "MAX/AVG")}, self.patterns)
+        self.perf_variables = self.per_size_variables(self.quantities(), self.patterns)

@@ -14,12 +14,8 @@ import reframe as rfm
 import reframe.utility.typecheck as typ
 from reframe.core.builtins import run_after, variable
 
-from jitterbench.checks import PER_CALL, JitterbenchCheck, listed
+from jitterbench.checks import JitterbenchCheck, listed
 
-# the study's comparison, each the fastest trial's, and what else a run reports per method
-QUANTITIES = {**PER_CALL, "compute": ("compute_us", "us"), "step": ("step_us", "us"),
-              "fastest": ("fastest_step_us", "us"), "fastest_halo": ("fastest_halo_us", "us"),
-              "fastest_compute": ("fastest_compute_us", "us")}
 
 
 @rfm.simple_test
@@ -36,4 +32,4 @@ class JacobiCheck(JitterbenchCheck):
         self.executable_opts = ["--halo", listed(self.halos), "--local", "x".join(map(str, self.points_per_task)),
                                 "--trials", str(self.trials), "--validate", "--json", "jacobi.json"]
         self.keep_files = ["jacobi.json"]
-        self.perf_variables = self.sweep_variables(QUANTITIES, [(h, {}, {"halo": h}) for h in self.halos])
+        self.perf_variables = self.sweep_variables(self.quantities(), [(h, {}, {"halo": h}) for h in self.halos])

@@ -14,11 +14,6 @@ from reframe.core.builtins import parameter, run_after, sanity_function, variabl
 
 from jitterbench.checks import JitterbenchCheck, partition_scale
 
-# (the quantity, the field of each node's summary line, its unit): the worst node's value
-WORST_NODE = {"noise_fraction": ("noise_fraction", "fraction"), "rate": ("rate_per_s", "1/s"),
-              "length_p99": ("length_p99_us", "us"), "length_max": ("length_max_us", "us")}
-
-
 @rfm.simple_test
 class NoiseCheck(JitterbenchCheck):
     descr = "noise on every core: selfish detours, per node"
@@ -43,7 +38,7 @@ class NoiseCheck(JitterbenchCheck):
         self.keep_files = ["noise.json", "noise-trace.txt"]
         self.perf_variables = {name: sn.make_performance_function(sn.max(sn.extractall(
                                    rf"^JB_RESULT .*\s{field}=(\S+)", self.stdout, 1, float)), unit)
-                               for name, (field, unit) in WORST_NODE.items()}
+                               for name, (field, unit) in self.quantities().items()}
 
     @sanity_function
     def every_node_summarised(self):

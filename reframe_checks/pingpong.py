@@ -54,7 +54,7 @@ class PingPongCheck(JitterbenchCheck):
                                 "--validate", "--json", "pingpong.json"]
         self.keep_files = ["pingpong.json"]
         self.perf_variables = self.sweep_variables(
-            {"cycle": ("max_us", "us"), "speed": ("speed_mb_s", "MB/s")},
+            self.quantities(),
             [(mode, {"msg_size": size, "messages": n}, fields) for mode, size, n, fields in lines])
         if self.sweep == "totals":
             # the speed of the total in n messages over its speed in one, each the mean over cycles

@@ -18,7 +18,8 @@ import reframe as rfm
 import reframe.utility.typecheck as typ
 from reframe.core.builtins import parameter, run_after, variable
 
-from jitterbench.checks import PER_CALL, PerCallCheck, listed
+from jitterbench.benchmarks.torus import OWN_LINE
+from jitterbench.checks import PerCallCheck, listed
 
 
 @rfm.simple_test
@@ -54,11 +55,11 @@ class TorusCheck(PerCallCheck):
         # with work, the overlapped run (work before the wait) is the one measured
         # the work parameter's own size is referenced; the swept ones are the report's
         own = {"work_bytes": self.work} if self.work else {}
-        self.perf_variables = self.per_size_variables({**PER_CALL, "bandwidth": ("bandwidth_mb_s", "MB/s")}, patterns,
+        self.perf_variables = self.per_size_variables(self.quantities(*OWN_LINE), patterns,
                                                       ndims=self.ndims, work="before" if self.work else "none", **own)
         if self.work:
-            self.perf_variables.update(self.per_size_variables({"fastest": ("fastest_us", "us")}, patterns,
+            self.perf_variables.update(self.per_size_variables(self.quantities("fastest"), patterns,
                                                                ndims=self.ndims, work="before", **own))
             self.perf_variables.update(self.per_size_variables(
-                {"max_work_after": ("max_us", "us"), "fastest_work_after": ("fastest_us", "us")}, patterns,
+                self.quantities("max_work_after", "fastest_work_after"), patterns,
                 ndims=self.ndims, work="after", **own))

@@ -14,6 +14,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 REPO = os.path.dirname(HERE)
 sys.path.insert(0, REPO)  # the jitterbench package of this checkout
 
+import jitterbench.benchmarks  # noqa: E402
 import jitterbench.launchers  # noqa: E402,F401  registers the jb-mpirun, poe, bgp-mpirun and yod launchers
 
 # the first whose hostnames match is used; local matches any.  The papers' machines
@@ -52,9 +53,8 @@ _common_options = ["--exec-policy=serial", f"--report-junit={OUTPUT}/junit.xml",
 # message size, and 100 timed calls (Jacobi iterations).  A system module may add options to
 # its modes (ONLY: e.g. -n, -x, -S), and replace the quick mode's own (QUICK) and give the
 # papers mode its own (PAPERS).
-QUICK = ["-S", "calls=100", "-S", "HaloCheck.patterns=isend-recv", "-S", "PingPongCheck.modes=send",
-         "-S", "PingPongCheck.messages=1", "-S", "TorusCheck.patterns=isend", "-S", "TorusCheck.trials=2",
-         "-S", "TorusCheck.work_sweep=65536", "-S", "JacobiCheck.trials=2"]
+# Each benchmark's record (jitterbench/benchmarks/) states its quick values.
+QUICK = ["-S", "calls=100", *jitterbench.benchmarks.quick_options()]
 _STRICT = ["-S", "require_reference=1", "-S", "strict_references=1"]
 
 

@@ -52,6 +52,7 @@ from pathlib import Path
 
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
+from jitterbench import benchmarks as records  # noqa: E402
 from jitterbench import mpi as mpis  # noqa: E402
 
 SRC = REPO / "src"
@@ -282,23 +283,20 @@ UNKNOWN = ["-ZZ", "-Z", "-x", "--bogus", "--bogus=1", "---calls", "--calls-", "-
 STRAY = ["stray", "", " ", "5", "-", "--", "é"]
 # sizes a budget may admit on a big node: such runs may be long, memory-capped or stopped by --timeout
 MAY_RUN_LONG = {"1G", "256M", "4G", str(2 ** 31), str(2 ** 31 - 1), str(2 ** 32), "1:1G", "1e3"}
-TIMES = {"duration", "delay", "window"}  # any valid value but a small one is a long run
+# any valid value but a small one is a long run: the core's --window, and the records' long options
+TIMES = {"window"} | {o for d in records.ALL for o in d.long_options}
 
 OUTPUTS = {"json", "samples", "trace"}  # written by the benchmark: only under the case's folder or refused paths
 INPUTS = {"topology"}
-BASE = {"pingpong": ["--messages", "1,2"], "eager": ["--delay", "100", "--repeats", "1", "--max-size", "1K"],
-        "noise": ["--duration", "0.01"]}
-VALID = {
+# a short valid run of each benchmark (its record's small options), and the valid values of
+# the options the core parses for several of them; each record adds its own options' values
+BASE = {d.benchmark: list(d.small) for d in records.ALL if d.benchmark}
+SHARED_VALID = {
     "calls": ["1", "2", "3"], "warmup": ["0", "1"], "seed": ["0", "7"], "tasks-per-node": ["1"],
-    "timeout": ["60"], "size": ["8", "1K", "8:64", "848,1016"], "ns-size": ["848"], "ew-size": ["1016"],
-    "block": ["1x1", "1x2"], "px": ["1", "2"], "inject": ["0.5:10", "1:1", "1:10:5"],
-    "inject-by": ["spin", "sleep"], "procs": ["2"], "trace-tasks": ["0", "0,1"],
-    "messages": ["1", "2,4"], "total": ["64", "1K"], "ndims": ["1", "2"], "dims": ["1", "2", "1x2"],
-    "work": ["0", "1K"], "trials": ["1", "2"], "max-samples": ["1", "100"], "delay": ["100", "200"], "repeats": ["1", "2"],
-    "max-size": ["8", "1K"], "hops": ["1"], "k": ["1"], "dim": ["0"], "wrap": ["yes", "no"],
-    "lattice": ["2x2", "8x6"], "local": ["2x2", "3x5"], "halo": ["sendrecv"],
-    "duration": ["0.01", "0.05"], "threshold": ["1", "20"], "max-detours": ["10", "1000"], "window": ["100", "1000"],
+    "timeout": ["60"], "size": ["8", "1K", "8:64", "848,1016"], "inject": ["0.5:10", "1:1", "1:10:5"],
+    "inject-by": ["spin", "sleep"], "window": ["100", "1000"],
 }
+VALID = {d.benchmark: {**SHARED_VALID, **d.option_values} for d in records.ALL if d.benchmark}
 
 
 def topology_files(folder: Path) -> dict:
@@ -410,7 +408,7 @@ class Fuzzer:
             return rnd.choice(self.fixtures.output_paths()), True
         if option in INPUTS:
             return rnd.choice(self.fixtures.input_paths()), True
-        valid = list(VALID.get(option, ["1"]))
+        valid = list(VALID.get(benchmark, SHARED_VALID).get(option, ["1"]))
         names = self.name_lists[benchmark].get(option)
         if names:
             valid += names + ["all", ",".join(rnd.sample(names, min(2, len(names))))]
@@ -462,7 +460,7 @@ class Fuzzer:
             else:
                 args += [spelled, text]
             if rnd.random() < 0.07:  # the same option again
-                args += [spelled, rnd.choice(VALID.get(option, ["1"]))]
+                args += [spelled, rnd.choice(VALID.get(benchmark, SHARED_VALID).get(option, ["1"]))]
         if self.watchdog.get(benchmark):
             args += ["--timeout", str(WATCHDOG_S)]
         if rnd.random() < 0.08:  # an option that needs a value, last and without one

@@ -73,32 +73,35 @@ SHAPE = {"nodes": 2, "tasks_per_node": 2}
 # benchmark: (results of a small synthetic document, the (check, parameters, values) it becomes)
 DOCUMENTS = {
     "halo": ([{"placement": "row", "pattern": "sendrecv", "ns_size": 4096, "ew_size": 4096, "max_us": 30.0,
-               "avg_us": 20.0, "jitter": 1.5}],
+               "avg_us": 20.0, "jitter": 1.5, "p99_us": 40.0, "t_max_us": 25.0, "p50_us": 28.0}],
              [("HaloCheck", {"placement": "row", "pattern": "sendrecv", "msg_size": 4096},
-               {"max": (30.0, "us"), "avg": (20.0, "us"), "jitter": (1.5, "MAX/AVG")})]),
+               {"max": (30.0, "us"), "avg": (20.0, "us"), "jitter": (1.5, "MAX/AVG"), "p99": (40.0, "us"),
+                "t_max": (25.0, "us")})]),
     "pingpong": ([{"mode": "isend", "messages": 2, "size": 8, "max_us": 4.0, "speed_mb_s": 8.0}],
                  [("PingPongCheck", {"mode": "isend", "messages": 2, "msg_size": 8},
                    {"cycle": (4.0, "us"), "speed": (8.0, "MB/s")})]),
     # the work after MPI_Waitall is the MAX beside that with the work before, not a case
     "torus": ([{"pattern": "isend", "ndims": 2, "size": 1024, "work_bytes": 4096, "work": "before", "max_us": 10.0,
-                "avg_us": 9.0, "bandwidth_mb_s": 400.0},
+                "avg_us": 9.0, "p99_us": 14.0, "t_max_us": 9.5, "bandwidth_mb_s": 400.0},
                {"pattern": "isend", "ndims": 2, "size": 1024, "work_bytes": 4096, "work": "after", "max_us": 12.0,
-                "avg_us": 11.0, "bandwidth_mb_s": 340.0}],
+                "avg_us": 11.0, "p99_us": 15.0, "t_max_us": 11.5, "bandwidth_mb_s": 340.0}],
               [("TorusCheck", {"pattern": "isend", "ndims": 2, "msg_size": 1024, "work": 4096},
-                {"max": (10.0, "us"), "avg": (9.0, "us"), "bandwidth": (400.0, "MB/s"),
-                 "max_work_after": (12.0, "us")})]),
-    "alltoall": ([{"method": "pairwise", "size": 1024, "tasks": 4, "max_us": 50.0, "avg_us": 40.0,
-                   "throughput_mb_s": 120.0}],
+                {"max": (10.0, "us"), "avg": (9.0, "us"), "p99": (14.0, "us"), "t_max": (9.5, "us"),
+                 "bandwidth": (400.0, "MB/s"), "max_work_after": (12.0, "us")})]),
+    "alltoall": ([{"method": "pairwise", "size": 1024, "tasks": 4, "max_us": 50.0, "avg_us": 40.0, "p99_us": 70.0,
+                   "t_max_us": 45.0, "throughput_mb_s": 120.0}],
                  [("AlltoallCheck", {"method": "pairwise", "msg_size": 1024},
-                   {"max": (50.0, "us"), "avg": (40.0, "us"), "throughput": (120.0, "MB/s")})]),
+                   {"max": (50.0, "us"), "avg": (40.0, "us"), "p99": (70.0, "us"), "t_max": (45.0, "us"),
+                    "throughput": (120.0, "MB/s")})]),
     # the distance is k where the pattern has one, else hops; a slow-down only where measured
-    "contention": ([{"pattern": "hops", "size": 8, "hops": 2, "latency_us": 3.0, "max_us": 6.0, "slowdown": None},
-                    {"pattern": "link", "size": 8, "hops": 2, "k": 3, "latency_us": 5.0, "max_us": 10.0,
-                     "slowdown": 1.5}],
+    "contention": ([{"pattern": "hops", "size": 8, "hops": 2, "latency_us": 3.0, "latency_p50_us": 2.9, "max_us": 6.0,
+                     "slowdown": None},
+                    {"pattern": "link", "size": 8, "hops": 2, "k": 3, "latency_us": 5.0, "latency_p50_us": 4.8,
+                     "max_us": 10.0, "slowdown": 1.5}],
                    [("ContentionCheck", {"pattern": "hops", "msg_size": 8, "distance": 2},
-                     {"latency": (3.0, "us"), "max": (6.0, "us")}),
+                     {"latency": (3.0, "us"), "latency_p50": (2.9, "us"), "max": (6.0, "us")}),
                     ("ContentionCheck", {"pattern": "link", "msg_size": 8, "distance": 3},
-                     {"latency": (5.0, "us"), "max": (10.0, "us"), "slowdown": (1.5, "")})]),
+                     {"latency": (5.0, "us"), "latency_p50": (4.8, "us"), "max": (10.0, "us"), "slowdown": (1.5, "")})]),
     # its check names variables by the partition's transports, which a document does not know
     "eager": ([{"pair": "on-node", "partner": 1, "eager_limit_bytes": 4040, "eager_up_to_max": 0,
                 "eager_send_us": 10.0, "rendezvous_send_us": 50000.0}], []),
@@ -128,15 +131,6 @@ def test_a_result_without_a_field_its_descriptor_reads_is_one_error():
         runs.document_cases("here", "doc.json", doc)
 
 
-# a small ordinary run of each benchmark; one not listed runs with --calls 3 alone
-SMALL = {
-    "contention": ["--dims", "2", "--calls", "3", "--size", "8"],
-    "eager": ["--delay", "1000", "--repeats", "1", "--max-size", "4K"],
-    "noise": ["--duration", "0.1"],
-    "pingpong": ["--calls", "3", "--size", "8"],
-}
-
-
 @pytest.fixture(scope="module")
 def documents(tmp_path_factory):
     """A real JSON document of every benchmark that has a descriptor, from 2 ranks of Open MPI."""
@@ -147,7 +141,7 @@ def documents(tmp_path_factory):
     for d in benchmarks.ALL:
         if d.benchmark:
             path = out / f"{d.benchmark}.json"
-            run = run_benchmark(mpis.OPENMPI, 2, SMALL.get(d.benchmark, ["--calls", "3"]), json_path=path,
+            run = run_benchmark(mpis.OPENMPI, 2, ["--calls", "3", *d.small, *d.pair_options], json_path=path,
                                 benchmark=d.benchmark)
             assert run.returncode == 0, run.stderr
             paths[d.benchmark] = path
@@ -173,6 +167,15 @@ def test_every_real_document_reads_as_its_checks_cases(documents):
         cases = col.of(benchmarks.by_benchmark(bench).check)
         assert bool(cases) != none_expected, bench
         assert all(c.perf and c.params["nodes"] == 1 for c in cases), bench
+
+
+def test_every_result_of_a_real_document_holds_what_its_record_declares_and_nothing_else(documents):
+    for bench, path in documents.items():
+        record = benchmarks.by_benchmark(bench)
+        fields = set().union(*(r.keys() for r in results.load(path)["results"]))
+        assert fields - record.declared_fields() == set(), f"jb-{bench} writes fields its record does not declare"
+        missing = {q.field for q in record.quantities} - fields
+        assert missing == set(), f"jb-{bench}'s record declares quantities its results lack"
 
 
 def string_constants(tree):

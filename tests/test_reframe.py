@@ -188,7 +188,7 @@ def test_acceptance_mode_fails_on_a_variant_without_a_reference(tmp_path):
     assert cases and all(c["result"] == "fail" and "reference" in c["fail_reason"] for c in cases)
 
 
-PER_CALL = ("max", "avg", "p99", "t_max")  # jitterbench.checks.PER_CALL: every per-call check's four
+PER_CALL = ("max", "avg", "p99", "t_max")  # the per-call statistics every per-call record asserts
 HALO_VARIABLES = {f"{q}_{p}_{size}" for q in (*PER_CALL, "jitter") for size in (4096, 40960)
                   for p in ("two-phase", "irecv-isend", "isend-recv", "sendrecv")}
 PINGPONG_VARIABLES = {f"{q}_{mode}_{size}_n{n}" for q in ("cycle", "speed") for size in (8, 4096, 65536)

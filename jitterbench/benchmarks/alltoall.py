@@ -5,16 +5,15 @@ import statistics
 from collections import defaultdict
 
 from ..figures import MAX_LINES, case_lines, figure, finish, fmt, histogram_line, results, results_mpi, subplots, text
-from . import Column, Descriptor, _cost as cost, median, of, results_of, values
+from . import (PER_CALL_CONTEXT, START_SKEW, Column, Descriptor, Parameter, Quantity, _cost as cost, median, of,
+               per_call, results_of)
 
 CHECK, BENCHMARK = "AlltoallCheck", "alltoall"
 
 
 def cases_of(doc):
     for r in doc["results"]:
-        yield ({"method": r["method"], "msg_size": r["size"]},
-               values(("max", r["max_us"], "us"), ("avg", r["avg_us"], "us"),
-                      ("throughput", r["throughput_mb_s"], "MB/s")))
+        yield {"method": r["method"], "msg_size": r["size"]}, DESCRIPTOR.values_of(r)
 
 
 @figure
@@ -99,6 +98,17 @@ def exchange_sd(cases, at):
 
 DESCRIPTOR = Descriptor(
     check=CHECK, benchmark=BENCHMARK, order=40, cases=cases_of, swept="method",
+    study="Tabe, Hardwick, Stout", about="the SP2's pairwise all-to-all, exchange and idle times",
+    quantities=(*per_call("max", "avg", "p99", "t_max"), *START_SKEW,
+                Quantity("throughput", "throughput_mb_s", "MB/s", "bytes a task sends in a call over the mean "
+                         "per-call MAX (Table 1)", better="higher"),
+                *(Quantity(f"{what}_{stat}", f"{what}_{stat}_us", "us", f"{stat} over tasks, rounds and calls of one "
+                           f"{what} time", role="recorded") for what in ("exchange", "idle") for stat in ("p50", "p99"))),
+    result_fields=("method", "size", "tasks", "rounds", "exchange_histogram", "idle_histogram", "idle_method",
+                   "exchanges_unknown", "samples_us", "inject_probability", "injected_exchanges", *PER_CALL_CONTEXT,
+                   "series"),
+    parameters=(Parameter("methods"),),
+    option_values={"procs": ["2"], "max-samples": ["1", "100"]},
     cost=lambda v: cost.sweep_s(v, 10, lambda s: cost.barrier_s(cost.tasks(v)) + (cost.tasks(v) - 1) *
                                 cost.message_s(s)),
     figures=(alltoall_throughput, alltoall_idle),

@@ -3,16 +3,16 @@
 from __future__ import annotations
 
 from ..figures import case_lines, figure, finish, fmt, grouped
-from . import Column, Descriptor, _cost as cost, of, values
+from . import PER_CALL_CONTEXT, START_SKEW, Column, Descriptor, Quantity, _cost as cost, of, per_call
 
 CHECK, BENCHMARK = "ContentionCheck", "contention"
 
 
 def cases_of(doc):
     for r in doc["results"]:
-        perf = values(("latency", r["latency_us"], "us"), ("max", r["max_us"], "us"))
+        perf = DESCRIPTOR.values_of(r, "latency", "latency_p50", "max")
         if r.get("slowdown") is not None:
-            perf["slowdown"] = (r["slowdown"], "")
+            perf.update(DESCRIPTOR.values_of(r, "slowdown"))
         yield {"pattern": r["pattern"], "msg_size": r["size"], "distance": r.get("k", r.get("hops"))}, perf
 
 
@@ -44,6 +44,17 @@ def max_slowdown(cases, at):
 
 DESCRIPTOR = Descriptor(
     check=CHECK, benchmark=BENCHMARK, order=50, cases=cases_of,
+    study="Bhatele, Kale", about="latency against hops and contention for links",
+    quantities=(Quantity("latency", "latency_us", "us", "half the round trip: mean over calls of the mean over pairs"),
+                Quantity("latency_p50", "latency_p50_us", "us", "half the round trip: median over calls of the mean "
+                         "over pairs"),
+                *per_call("max"), *START_SKEW,
+                Quantity("slowdown", "slowdown", "", "latency over the uncontended latency at the same distance, in "
+                         "the same run")),
+    result_fields=("pattern", "size", "hops", "k", "pairs", "partner", "idle", "shared_link", *PER_CALL_CONTEXT),
+    small=("--size", "8"),
+    pair_options=("--dims", "2"),
+    option_values={"dims": ["1", "2", "1x2"], "hops": ["1"], "k": ["1"], "dim": ["0"], "wrap": ["yes", "no"]},
     cost=lambda v: cost.sweep_s(v, 10, lambda s: cost.barrier_s(cost.tasks(v)) + 2 * cost.message_s(s) *
                                 len(v.get("distances") or [1])),
     figures=(contention,),

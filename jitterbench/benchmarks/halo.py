@@ -2,7 +2,8 @@
 from __future__ import annotations
 
 from ..figures import MAX_LINES, case_lines, figure, finish, fmt, grouped, results, results_mpi, subplots, text
-from . import Column, Descriptor, _cost as cost, median, results_of, values
+from . import (PER_CALL_CONTEXT, START_SKEW, Column, Descriptor, Parameter, Quantity, _cost as cost, median, per_call,
+               results_of)
 
 CHECK, BENCHMARK = "HaloCheck", "halo"
 
@@ -10,7 +11,7 @@ CHECK, BENCHMARK = "HaloCheck", "halo"
 def cases_of(doc):
     for r in doc["results"]:
         yield ({"placement": r["placement"], "pattern": r["pattern"], "msg_size": r["ns_size"]},
-               values(("max", r["max_us"], "us"), ("avg", r["avg_us"], "us"), ("jitter", r["jitter"], "MAX/AVG")))
+               DESCRIPTOR.values_of(r))
 
 
 @figure
@@ -77,6 +78,19 @@ def _size(r):
 
 DESCRIPTOR = Descriptor(
     check=CHECK, benchmark=BENCHMARK, order=10, cases=cases_of, swept="pattern",
+    study="Hague, \"Switch Jitter\"", about="halo exchange, four patterns, row or bunched placement",
+    quantities=(*per_call("max", "avg", "p99", "t_max", "jitter"), *START_SKEW,
+                Quantity("off_node_bytes_per_node", "off_node_bytes_per_node", "B",
+                         "most bytes one node sends off-node in a call", role="recorded"),
+                Quantity("gb_s_per_node", "gb_s_per_node", "GB/s",
+                         "off_node_bytes_per_node over the mean per-call MAX", better="higher", role="recorded")),
+    result_fields=("placement", "pattern", "ns_size", "ew_size", "tasks", "nodes", "tasks_per_node",
+                   "off_node_per_node", "injected_task_calls", *PER_CALL_CONTEXT,
+                   "series", "traces", "injected_tasks_per_call"),  # with --series, --trace-tasks, --inject
+    size_field="ns_size",
+    parameters=(Parameter("patterns", quick=("isend-recv",)),),
+    option_values={"ns-size": ["848"], "ew-size": ["1016"], "block": ["1x1", "1x2"], "px": ["1", "2"],
+                   "trace-tasks": ["0", "0,1"]},
     cost=lambda v: cost.sweep_s(v, 50, lambda s: cost.barrier_s(cost.tasks(v)) + 4 * cost.message_s(s)),
     figures=(halo_scaling, halo_traces),
     distribution=("pattern", "placement", "ns_size"),

@@ -3,7 +3,7 @@ exchanged by 4 x MPI_Sendrecv or by Irecv/Isend and MPI_Waitall(8)."""
 from __future__ import annotations
 
 from ..figures import figure, finish, fmt, subplots
-from . import Column, Descriptor, _cost as cost, median, results_of, values
+from . import PER_CALL_CONTEXT, START_SKEW, Column, Descriptor, Parameter, Quantity, _cost as cost, median, per_call, results_of
 
 CHECK, BENCHMARK = "JacobiCheck", "jacobi"
 # the three parts of Fig. 7, each from the fastest trial, and what names them in a result
@@ -12,10 +12,7 @@ PARTS = (("halo", "fastest_halo_us"), ("compute", "fastest_compute_us"), ("total
 
 def cases_of(doc):
     for r in doc["results"]:
-        yield {"halo": r["halo"], "local": r["local"]}, values(
-            ("max", r["max_us"], "us"), ("avg", r["avg_us"], "us"), ("compute", r["compute_us"], "us"),
-            ("step", r["step_us"], "us"), ("fastest", r["fastest_step_us"], "us"),
-            ("fastest_halo", r["fastest_halo_us"], "us"), ("fastest_compute", r["fastest_compute_us"], "us"))
+        yield {"halo": r["halo"], "local": r["local"]}, DESCRIPTOR.values_of(r)
 
 
 def gains(results):
@@ -64,6 +61,19 @@ def jacobi(col):
 
 DESCRIPTOR = Descriptor(
     check=CHECK, benchmark=BENCHMARK, order=35, cases=cases_of, swept="halo",
+    study="Hein, Booth, Bull", about="the 2-D Jacobi inverter, halos by 4 x Sendrecv or Waitall(8), fastest of N trials",
+    # max, avg...: of the halo exchange alone; compute and step: of the whole iteration
+    quantities=(*per_call("max", "avg", "p99", "t_max"), *START_SKEW,
+                Quantity("compute", "compute_us", "us", "mean over iterations of the sweep's time, MAX over tasks"),
+                Quantity("step", "step_us", "us", "mean over iterations of halo and sweep, MAX over tasks"),
+                Quantity("fastest", "fastest_step_us", "us", "the fastest trial's step"),
+                Quantity("fastest_halo", "fastest_halo_us", "us", "the fastest trial's halo exchange"),
+                Quantity("fastest_compute", "fastest_compute_us", "us", "the fastest trial's sweep")),
+    result_fields=("halo", "dims", "local", "lattice", "tasks", "trials", "halo_x_bytes", "halo_y_bytes", "checksum",
+                   *PER_CALL_CONTEXT, "series"),
+    parameters=(Parameter("trials", quick=(2,)),),
+    option_values={"lattice": ["2x2", "8x6"], "local": ["2x2", "3x5"], "halo": ["sendrecv"], "trials": ["1", "2"],
+                   "dims": ["1x2", "2x1"]},
     # each method: (warm-up + calls x trials) iterations of a barrier, four halos and a sweep (5 flops a point)
     cost=lambda v: len(v.get("halos") or [None]) * ((v.get("calls") or 2000) * (v.get("trials") or 1) + 10) * (
         cost.barrier_s(cost.tasks(v)) + 4 * cost.message_s(4 * (v.get("points_per_task") or [210, 252])[1])

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections import defaultdict
 
 from ..figures import figure, finish, fmt, line_plot, results, results_mpi, subplots
-from . import Column, Descriptor, values
+from . import Column, Descriptor, Quantity
 
 CHECK, BENCHMARK = "NoiseCheck", "noise"
 
@@ -13,10 +13,9 @@ CHECK, BENCHMARK = "NoiseCheck", "noise"
 def cases_of(doc):
     """One case per run: its worst node, as a bulk-synchronous code waits for it."""
     nodes = doc["results"]
-    worst = lambda name: max((r[name] for r in nodes if r[name] is not None), default=None)  # noqa: E731
     if nodes:
-        yield {}, values(("noise_fraction", worst("noise_fraction"), "fraction"), ("rate", worst("rate_per_s"), "1/s"),
-                         ("length_p99", worst("length_p99_us"), "us"), ("length_max", worst("length_max_us"), "us"))
+        yield {}, {name: (max((r[f] for r in nodes if r[f] is not None), default=None), unit)
+                   for name, (f, unit) in DESCRIPTOR.performance().items()}
 
 
 @figure
@@ -51,6 +50,20 @@ def noise_nodes(col):
 
 DESCRIPTOR = Descriptor(
     check=CHECK, benchmark=BENCHMARK, order=70, cases=cases_of,
+    study="Beckman et al.'s selfish detour", about="what the system takes from every core, per node",
+    # one result a node; the check's variables are the worst node's
+    quantities=(Quantity("noise_fraction", "noise_fraction", "fraction", "the worst node's share of time in detours, "
+                         "over its cores"),
+                Quantity("rate", "rate_per_s", "1/s", "the worst node's detours a second a core"),
+                Quantity("length_p50", "length_p50_us", "us", "median detour of a node", role="recorded"),
+                Quantity("length_p99", "length_p99_us", "us", "the worst node's 99th percentile of detour lengths"),
+                Quantity("length_max", "length_max_us", "us", "the longest detour of any node", role="reported"),
+                Quantity("period", "period_us", "us", "a node's commonest time between detours", role="recorded"),
+                Quantity("regularity", "regularity", "", "share of a node's detours at that period", role="recorded")),
+    result_fields=("node", "host", "tasks", "detours", "detours_not_kept", "threshold_us"),
+    small=("--duration", "0.01"),
+    option_values={"duration": ["0.01", "0.05"], "threshold": ["1", "20"], "max-detours": ["10", "1000"]},
+    long_options=("duration",),
     cost=lambda v: float(v.get("duration") or 5),  # a probe of fixed length, every core at once
     figures=(noise_nodes,),
     summary=(Column.text("node", "node"), Column.text("host", "host"), Column.text("tasks", "tasks"),

@@ -5,15 +5,14 @@ import statistics
 from collections import defaultdict
 
 from ..figures import figure, finish, fmt, line_plot, subplots
-from . import Column, Descriptor, _cost as cost, median, of, values
+from . import PER_CALL_CONTEXT, Column, Descriptor, Parameter, Quantity, _cost as cost, median, of, per_call
 
 CHECK, BENCHMARK = "PingPongCheck", "pingpong"
 
 
 def cases_of(doc):
     for r in doc["results"]:
-        yield ({"mode": r["mode"], "messages": r["messages"], "msg_size": r["size"]},
-               values(("cycle", r["max_us"], "us"), ("speed", r["speed_mb_s"], "MB/s")))
+        yield {"mode": r["mode"], "messages": r["messages"], "msg_size": r["size"]}, DESCRIPTOR.values_of(r)
 
 
 def _pingpong_points(col):
@@ -87,6 +86,20 @@ def small_message_latency(cases, at):
 
 DESCRIPTOR = Descriptor(
     check=CHECK, benchmark=BENCHMARK, order=20, cases=cases_of, swept="mode",
+    study="Hein, Booth, Bull", about="multi-ping-pong, four send modes, splitting a fixed total",
+    # a cycle's time is the slowest pair's (the per-call MAX over pairs)
+    quantities=(Quantity("cycle", "max_us", "us", "mean over cycles of the slowest pair's cycle time"),
+                Quantity("speed", "speed_mb_s", "MB/s", "2 n size over the mean cycle time", better="higher"),
+                Quantity("speed_p50", "speed_p50_mb_s", "MB/s", "2 n size over the median cycle time",
+                         better="higher", role="recorded"),
+                Quantity("latency", "latency_us", "us", "half the mean cycle time of one message",
+                         role="recorded"),
+                *(q for q in per_call() if q.name != "max")),
+    result_fields=("mode", "messages", "size", "total", "pairs", "pairs_off_node", "cycles", *PER_CALL_CONTEXT,
+                   "series"),
+    parameters=(Parameter("modes", quick=("send",)), Parameter("messages", quick=(1,))),
+    small=("--size", "8", "--messages", "1,2"),
+    option_values={"messages": ["1", "2,4"], "total": ["64", "1K"]},
     cost=lambda v: cost.sweep_s(v, 20, lambda s: sum(2 * n * cost.message_s(s) for n in v.get("messages", [1]))),
     figures=(pingpong_speed, pingpong_split),
     distribution=("mode", "size"),

@@ -6,7 +6,7 @@ import statistics
 from collections import defaultdict
 
 from ..figures import case_lines, figure, finish, fmt, line_plot, subplots
-from . import Column, Descriptor, _cost as cost, values
+from . import PER_CALL_CONTEXT, START_SKEW, Column, Descriptor, Parameter, Quantity, _cost as cost, per_call
 
 CHECK, BENCHMARK = "TorusCheck", "torus"
 
@@ -20,13 +20,12 @@ def cases_of(doc):
     for r in doc["results"]:
         if r.get("work") == "after":
             continue
-        perf = values(("max", r["max_us"], "us"), ("avg", r["avg_us"], "us"),
-                      ("bandwidth", r["bandwidth_mb_s"], "MB/s"))
-        if variant(r) in after:
-            perf["max_work_after"] = (after[variant(r)]["max_us"], "us")
-            if "fastest_us" in r and "fastest_us" in after[variant(r)]:
-                perf["fastest"] = (r["fastest_us"], "us")
-                perf["fastest_work_after"] = (after[variant(r)]["fastest_us"], "us")
+        perf = DESCRIPTOR.values_of(r, *OWN_LINE)
+        other = after.get(variant(r))
+        if other:
+            perf.update(DESCRIPTOR.values_of(other, "max_work_after"))
+            if "fastest_us" in r and "fastest_us" in other:
+                perf.update({**DESCRIPTOR.values_of(r, "fastest"), **DESCRIPTOR.values_of(other, "fastest_work_after")})
         yield {"pattern": r["pattern"], "ndims": r["ndims"], "msg_size": r["size"],
                "work": r.get("work_bytes", 0)}, perf
 
@@ -81,8 +80,24 @@ def overlap(col):
     return (*fields, "work bytes", "saved us", "saved fraction", "repeats"), rows, fig
 
 
+# the quantities of a run's own line (with work: the work before MPI_Waitall); max_work_after
+# and fastest_work_after are read from the line of the same variant with the work after it
+OWN_LINE = ("max", "avg", "p99", "t_max", "bandwidth")
+
 DESCRIPTOR = Descriptor(
     check=CHECK, benchmark=BENCHMARK, order=30, cases=cases_of, swept="pattern",
+    study="Hein, Booth, Bull", about="rings and tori in d dimensions, overlap of work and communication",
+    quantities=(*per_call("max", "avg", "p99", "t_max"), *START_SKEW,
+                Quantity("bandwidth", "bandwidth_mb_s", "MB/s", "bytes a task sends in a call over the mean per-call "
+                         "MAX", better="higher"),
+                Quantity("fastest", "fastest_us", "us", "the fastest trial's mean per-call MAX (--trials)"),
+                Quantity("max_work_after", "max_us", "us", "the mean per-call MAX with the work after MPI_Waitall"),
+                Quantity("fastest_work_after", "fastest_us", "us", "the fastest trial's, the work after MPI_Waitall")),
+    result_fields=("pattern", "ndims", "dims", "size", "work", "work_bytes", "tasks", "trials", *PER_CALL_CONTEXT,
+                   "series"),
+    parameters=(Parameter("patterns", quick=("isend",)), Parameter("trials", quick=(2,)),
+                Parameter("work_sweep", quick=(65536,))),
+    option_values={"ndims": ["1", "2"], "dims": ["1", "2", "1x2"], "work": ["0", "1K"], "trials": ["1", "2"]},
     # with work: every work size swept (work_sweep beside work), each timed trials x calls
     cost=lambda v: cost.sweep_s(v, 50, lambda s: cost.barrier_s(cost.tasks(v)) + 2 * v.get("ndims", 1) *
                                 cost.message_s(s) + v.get("work", 0) / cost.WORK_B_S) *

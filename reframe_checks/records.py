@@ -1,0 +1,37 @@
+"""The checks of the benchmarks whose record states all their check needs (jitterbench/benchmarks/,
+own_check False): one PerCallCheck each, made from the record, so that adding such a
+benchmark takes its src/ folder and its record and no check of its own.
+
+The check runs jb-<benchmark> with the words its record sweeps (--<swept> LIST, the record's
+`words` parameter) and the message sizes (--size LIST, `msg_sizes`), validates every payload,
+and reads each quantity of the record's performance variables from the summary line of each
+word and size (max_<word>_<size>, ...).
+"""
+import reframe.core.builtins as builtins
+import reframe as rfm
+import reframe.utility.typecheck as typ
+from reframe.core.meta import make_test
+
+from jitterbench import benchmarks
+from jitterbench.checks import PerCallCheck, listed
+
+
+def record_options(self):
+    record = benchmarks.by_benchmark(self.benchmark)
+    words = ["--" + record.swept, listed(self.words)] if record.swept else []
+    self.executable_opts = [*words, "--size", listed(self.msg_sizes), "--validate", "--json", f"{self.benchmark}.json"]
+    self.keep_files = [f"{self.benchmark}.json"]
+    self.perf_variables = self.per_size_variables(self.quantities(), self.words if record.swept else [None])
+
+
+def _made(record):
+    defaults = {p.name: list(p.values) for p in record.parameters if p.values is not None}
+    return rfm.simple_test(make_test(record.check, (PerCallCheck,), {
+        "descr": f"{record.study}: {record.about}",
+        "benchmark": record.benchmark,
+        "words": builtins.variable(typ.List[str], value=defaults.get("words", []), loggable=True),
+        "msg_sizes": defaults.get("msg_sizes", [8, 65536]),
+    }, methods=[builtins.run_after("setup")(record_options)]))
+
+
+MADE = [_made(record) for record in benchmarks.ALL if record.benchmark and not record.own_check]
