@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -45,6 +46,13 @@ def test_every_record_of_a_binary_declares_its_quantities_once_with_how_they_are
         assert all(q.over and q.unit is not None for q in d.quantities), d.check
         assert d.performance(), f"{d.check} declares no performance variable"
         assert not set(d.result_fields) & {q.field for q in d.quantities}, d.check
+
+
+@pytest.mark.unit
+def test_the_report_s_manual_lists_every_figure_of_the_records_and_only_those():
+    from jitterbench import figures
+    table = re.findall(r"^\| `([\w-]+)`:", (REPO / "docs" / "reports.md").read_text(), re.M)
+    assert table == [make.__name__.replace("_", "-") for make in figures.every()]
 
 
 @pytest.mark.unit
