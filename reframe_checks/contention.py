@@ -17,6 +17,7 @@ import reframe as rfm
 import reframe.utility.typecheck as typ
 from reframe.core.builtins import parameter, run_after, variable
 
+from jitterbench import benchmarks
 from jitterbench.checks import JitterbenchCheck, listed, partitions
 from jitterbench.topology import read_shape
 
@@ -28,7 +29,7 @@ DISTANCE_FIELD = {"hops": "hops", "pairs": "hops", "link": "k"}
 class ContentionCheck(JitterbenchCheck):
     descr = "latency against hops and contention for links"
     benchmark = "contention"
-    valid_systems = ["+topology"]
+    valid_systems = [f"+{f}" for f in benchmarks.by_check("ContentionCheck").features]
     # every node of the partition, where the topology file places them: pairs are chosen by
     # position, so the job holds them all (fits: only a partition of this size).  Each
     # partition's size, not only the topology partitions': a parameter without values

@@ -175,6 +175,7 @@ class Descriptor:
     option_values: dict = field(default_factory=dict)  # its own options' valid values, for the fuzzer
     long_options: tuple = ()      # options any valid value of which but a small one runs long
     own_check: bool = True        # reframe_checks/<benchmark>.py holds its check; else records.py makes it
+    features: tuple = ("mpi",)    # the partition features its check runs on (ReFrame's valid_systems)
 
     def quantity(self, name) -> Quantity:
         found = [q for q in self.quantities if q.name == name]

@@ -44,7 +44,7 @@ def max_slowdown(cases, at):
 
 DESCRIPTOR = Descriptor(
     check=CHECK, benchmark=BENCHMARK, order=50, cases=cases_of,
-    study="Bhatele, Kale", about="latency against hops and contention for links",
+    study="Bhatele, Kale", about="latency against hops and contention for links", features=("topology",),
     quantities=(Quantity("latency", "latency_us", "us", "half the round trip: mean over calls of the mean over pairs"),
                 Quantity("latency_p50", "latency_p50_us", "us", "half the round trip: median over calls of the mean "
                          "over pairs"),
