@@ -8,9 +8,11 @@ noise_fraction (time lost to detours), rate (detours per second per core), lengt
 length_max (us).  The benchmark's document and rank 0's detour trace are kept: the trace
 is what `jitterbench simulate alltoall|halo --interrupt-trace` replays.
 """
+import os
+
 import reframe as rfm
 import reframe.utility.sanity as sn
-from reframe.core.builtins import parameter, run_after, sanity_function, variable
+from reframe.core.builtins import parameter, run_after, run_before, sanity_function, variable
 
 from jitterbench.checks import JitterbenchCheck, partition_scale
 
@@ -24,6 +26,8 @@ class NoiseCheck(JitterbenchCheck):
     eager_limit = parameter(["default"], type=str, loggable=True)
     distribution = parameter(["block"], type=str, loggable=True)
     duration = variable(float, value=5.0, loggable=True)
+    # the node whose cores lost the most time to detours: node number and host
+    worst_node = variable(str, value="", loggable=True)
     quick_variant = {**JitterbenchCheck.quick_variant, "tasks_per_node": partition_scale(
         "max_tasks_per_node", lambda cores: [cores])}
 
@@ -39,6 +43,17 @@ class NoiseCheck(JitterbenchCheck):
         self.perf_variables = {name: sn.make_performance_function(sn.max(sn.extractall(
                                    rf"^JB_RESULT .*\s{field}=(\S+)", self.stdout, 1, float)), unit)
                                for name, (field, unit) in self.quantities().items()}
+
+    @run_before("performance")
+    def name_the_worst_node(self):
+        if self.is_dry_run():
+            return
+        stdout = os.path.join(self.stagedir, self.stdout.evaluate())
+        nodes = sn.evaluate(sn.extractall(r"^JB_RESULT .*\snode=(\d+) host=(\S+) .*\snoise_fraction=(\S+)", stdout,
+                                          (1, 2, 3), (str, str, float)))
+        if nodes:
+            node, host, _ = max(nodes, key=lambda n: n[2])
+            self.worst_node = f"{node} ({host})"
 
     @sanity_function
     def every_node_summarised(self):

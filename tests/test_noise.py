@@ -75,6 +75,8 @@ def test_every_node_is_summarised_once(openmpi, tmp_path):
     assert all(n["tasks"] == 2 for n in nodes)
     assert all(isinstance(n["detours"], int) and n["detours"] >= 0 for n in nodes)
     assert 0 <= min(n["noise_fraction"] for n in nodes) <= max(n["noise_fraction"] for n in nodes) <= 1
+    # a histogram's percentiles (bin middles) never pass the longest detour measured
+    assert all(n["length_p50_us"] <= n["length_p99_us"] <= n["length_max_us"] for n in nodes if n["detours"]), nodes
 
 
 @pytest.mark.parametrize("args, message", [

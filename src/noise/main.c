@@ -5,6 +5,7 @@
  * all-to-all study (Tabe et al., Figure 4: interrupts on one node over time) and
  * the halo study blame for a per-call MAX above the AVG; --trace writes rank 0's
  * detours in the trace format of `jitterbench simulate ... --interrupt-trace`. */
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -102,8 +103,9 @@ static node_summary summarize_node(jb_ctx *ctx, MPI_Comm node, const detour_trac
         s.detours = (long)node_sums[0];
         s.missed = (long)node_sums[1];
         s.lost_s = node_sums[2];
-        s.length_p50 = jb_hist_percentile(&all, 50);
-        s.length_p99 = jb_hist_percentile(&all, 99);
+        /* a histogram's percentile is its bin's middle: never above the longest detour itself */
+        s.length_p50 = fmin(jb_hist_percentile(&all, 50), s.length_max * 1e6);
+        s.length_p99 = fmin(jb_hist_percentile(&all, 99), s.length_max * 1e6);
     }
     return s;
 }
