@@ -13,7 +13,9 @@ rm -rf "$JB_OUTPUT/stage" "$JB_OUTPUT/report.json"
 reframe -C systems/config.py --mode quick -r
 status=$?
 echo
-echo "== The quick suite on $(hostname): MAX and AVG are per call, in us (MAX = mean over calls of the max over tasks)"
+echo "== The quick suite on $(hostname): the verdict per check and MPI; the worst asserted variable, its slowdown"
+echo "   against the reference (ratio) and the smallest the reference detects; MAX and AVG there, us per call"
+echo "   (MAX = mean over calls of the max over tasks); every case: jitterbench table --all $JB_OUTPUT/report.json"
 jitterbench table "$JB_OUTPUT/report.json" || status=1
 jitterbench report "$JB_OUTPUT/report.json" -o "$JB_OUTPUT/report" >/dev/null || status=1
 echo

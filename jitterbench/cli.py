@@ -8,7 +8,7 @@ import os
 import sys
 from collections import defaultdict
 
-from . import __version__, benchmarks, files, model, profile, references, results, runs, simulate
+from . import __version__, benchmarks, files, model, profile, references, results, runs, simulate, verdict_table
 from .tables import format_table as _format_table
 
 
@@ -30,31 +30,6 @@ def summarize(paths) -> str:
                 raise results.ResultsError(f"{path}: field results[{i}].{e.args[0]} is missing") from None
     tables = [(d, _format_table(("mpi", *(c.header for c in d.summary)), rows[d])) for d in benchmarks.ALL if d in rows]
     return tables[0][1] if len(tables) == 1 else "\n\n".join(f"# jb-{d.benchmark}\n{table}" for d, table in tables)
-
-
-def format_ref(pv):
-    value, ref, lower, upper, unit = pv[:5]
-    if ref is None or (lower is None and upper is None):
-        return "-"
-    pct = lambda x: "inf" if x is None else f"{x * 100:+.0f}%"  # noqa: E731
-    return f"{ref:g} ({pct(lower)}/{pct(upper)})"
-
-
-def table(report_paths) -> str:
-    """One row per test case: check, environment, parameters, MAX, AVG, reference of MAX, result."""
-    header = ("check", "environ", "parameters", "MAX us", "AVG us", "other", "MAX reference", "result")
-    rows = []
-    for path in report_paths:
-        for case in references.report_cases(path)[1]:
-            perf = {k.split(":")[-1]: v for k, v in (case.get("perfvalues") or {}).items()}
-            params = " ".join(f"{k}={v}" for k, v in references.parameters(case).items())
-            maxv, avgv = perf.pop("max", None), perf.pop("avg", None)
-            other = " ".join(f"{k}={v[0]:.4g}" for k, v in perf.items() if v[0] is not None)
-            rows.append((case["display_name"].split()[0], case["environ"], params,
-                         *(f"{v[0]:.2f}" if v and v[0] is not None else "-" for v in (maxv, avgv)),
-                         other or "-", format_ref(maxv) if maxv else "-",
-                         case["result"] + (f" ({case['fail_phase']})" if case.get("fail_phase") else "")))
-    return _format_table(header, rows)
 
 
 def write_report(args):
@@ -243,8 +218,11 @@ def parser() -> argparse.ArgumentParser:
     sub = parser.add_subparsers(dest="command", required=True)
     p = sub.add_parser("summarize", help="print the results of benchmarks' JSON files, a table per benchmark")
     p.add_argument("files", nargs="+", help="JSON files written by the benchmarks' --json (jb-halo, ...)")
-    p = sub.add_parser("table", help="one table of a ReFrame run: check, parameters, MAX, AVG, reference, result")
+    p = sub.add_parser("table", help="the verdicts of a ReFrame run: per check and MPI, the worst asserted variable "
+                                     "against its reference")
     p.add_argument("reports", nargs="+", help="ReFrame run reports (--report-file)")
+    p.add_argument("--all", action="store_true", help="one line per test case and swept value instead: its "
+                                                      "parameters, MAX, AVG, other values, reference and result")
     p = sub.add_parser("reference", help="turn ReFrame runs of one system into its reference file")
     p.add_argument("reports", nargs="+", help="ReFrame run reports (--report-file), one per repeat")
     p.add_argument("--system", required=True, help="the ReFrame system the references are for")
@@ -303,7 +281,7 @@ def run(args) -> None:
     if args.command == "summarize":
         print(summarize(args.files))
     elif args.command == "table":
-        print(table(args.reports))
+        print(verdict_table.table(args.reports, every=args.all))
     elif args.command == "simulate":
         out = {"alltoall": simulate_alltoall, "halo": simulate_halo, "profile": profile.command}[args.what](args)
         if args.json:

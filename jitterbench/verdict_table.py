@@ -1,0 +1,122 @@
+"""The tables of a ReFrame run (`jitterbench table`): the verdict first, one line per check and
+MPI in at most 120 columns; with --all, one line per test case and swept value.
+
+A variable is asserted where its reference bounds it: the bounded side says which way is
+worse (references bound only that side), and the bound over the reference is the smallest
+slowdown the reference can detect.  Its ratio is its slowdown against the reference (value
+over reference where lower is better, reference over value where higher is).  The worst
+asserted variable of a check is the one nearest its bound, or furthest past it: the largest
+ratio over detectable slowdown.
+"""
+from __future__ import annotations
+
+from collections import Counter, defaultdict
+from dataclasses import dataclass
+
+from . import benchmarks, references, runs
+from .tables import format_table
+
+WIDTH = 120
+
+
+@dataclass(frozen=True)
+class Judged:
+    case: runs.Case
+    quantity: str
+    ratio: float        # the slowdown against the reference (1: as the reference)
+    detectable: float   # the slowdown at the bound: the smallest the reference detects
+
+
+def judged(case) -> list:
+    """The asserted variables of a case (those with a reference and a bound), judged."""
+    out = []
+    for quantity, p in case.perf.items():
+        if p.value is None or not p.ref or (p.lower is None and p.upper is None):
+            continue
+        sides = []
+        if p.upper is not None:   # above the reference is worse: a time
+            sides.append((p.value / p.ref, 1 + p.upper))
+        if p.lower is not None and p.value > 0 and p.lower > -1:   # below is worse: a bandwidth
+            sides.append((p.ref / p.value, 1 / (1 + p.lower)))
+        if sides:
+            ratio, detectable = max(sides, key=lambda s: s[0] / s[1])
+            out.append(Judged(case, quantity, ratio, detectable))
+    return out
+
+
+def _at(case, keys=None) -> str:
+    """The case's parameters (only keys, where given)."""
+    return " ".join(f"{k}={v}" for k, v in case.params.items() if keys is None or k in keys) or "-"
+
+
+def _us(case, field) -> str:
+    """The case's performance variable read from the result field (max_us, avg_us) by its
+    benchmark's record (ping-pong's cycle is its MAX), or '-'."""
+    record = benchmarks.by_check(case.check)
+    names = [q.name for q in (record.quantities if record else ()) if q.field == field and q.name in case.perf]
+    value = case.value(names[0]) if names else None
+    return "-" if value is None else f"{value:.1f}"
+
+
+def verdicts(cases, results) -> str:
+    """One line per check and MPI: verdict, test cases passed (results: {(check, MPI): each
+    test case's result}), the worst asserted variable with where it was measured, its ratio and
+    detectable slowdown, and MAX and AVG (us) at that place."""
+    groups = defaultdict(list)
+    for c in cases:
+        groups[(c.check, c.environ)].append(c)
+    header = ("check", "MPI", "verdict", "passed", "worst variable", "at", "ratio", "detectable", "MAX us", "AVG us")
+    rows = []
+    for (check, environ), outcomes in results.items():
+        verdict = "FAIL" if "fail" in outcomes else "pass" if "pass" in outcomes else outcomes[0]
+        passed = f"{outcomes.count('pass')}/{len(outcomes)}"
+        worst = max((j for c in groups[(check, environ)] for j in judged(c)), key=lambda j: j.ratio / j.detectable,
+                    default=None)
+        if worst is None:
+            rows.append((check, environ, verdict, passed, "(none asserted)", "-", "-", "-", "-", "-"))
+            continue
+        # where: the parameters that tell the check's cases apart
+        varying = {k for k in worst.case.params if len({str(c.params.get(k)) for c in groups[(check, environ)]}) > 1}
+        rows.append((check, environ, verdict, passed, worst.quantity, _at(worst.case, varying), f"{worst.ratio:.2f}x",
+                     f"{worst.detectable:.2f}x", _us(worst.case, "max_us"), _us(worst.case, "avg_us")))
+    return _fit(header, rows, flexible=header.index("at"))
+
+
+def every_case(cases) -> str:
+    """One line per test case and swept value: its parameters, MAX and AVG (us), the rest of its
+    values, the reference of MAX and the result."""
+    header = ("check", "MPI", "parameters", "MAX us", "AVG us", "other", "MAX reference", "result")
+    rows = []
+    for c in cases:
+        other = " ".join(f"{q}={p.value:.4g}" for q, p in c.perf.items()
+                         if q not in ("max", "avg") and isinstance(p.value, (int, float)))
+        ref = c.perf.get("max")
+        rows.append((c.check, c.environ, _at(c), _us(c, "max_us"), _us(c, "avg_us"), other or "-",
+                     _reference(ref) if ref else "-", c.result))
+    return format_table(header, rows)
+
+
+def _reference(p) -> str:
+    if p.ref is None or (p.lower is None and p.upper is None):
+        return "-"
+    pct = lambda x: "inf" if x is None else f"{x * 100:+.0f}%"  # noqa: E731
+    return f"{p.ref:g} ({pct(p.lower)}/{pct(p.upper)})"
+
+
+def _fit(header, rows, flexible) -> str:
+    """The table, its flexible column cut (with '~') so that no line passes WIDTH."""
+    widths = [max([len(h)] + [len(r[i]) for r in rows]) for i, h in enumerate(header)]
+    room = WIDTH - (sum(widths) - widths[flexible]) - 2 * (len(header) - 1)
+    cut = max(room, len(header[flexible]))
+    rows = [tuple(v if i != flexible or len(v) <= cut else v[:cut - 1] + "~" for i, v in enumerate(r)) for r in rows]
+    return format_table(header, rows)
+
+
+def table(report_paths, every=False) -> str:
+    """The verdicts of ReFrame run reports, or with every, each of their cases."""
+    cases, results = [], defaultdict(list)
+    for path in report_paths:
+        cases += runs.read_report(path, None, Counter())[0]
+        for c in references.report_cases(path)[1]:
+            results[(c["display_name"].split()[0], c["environ"])].append(c["result"])
+    return every_case(cases) if every else verdicts(cases, results)
