@@ -17,33 +17,39 @@ from pathlib import Path
 
 import jinja2
 
-from . import __version__, benchmarks, compare, figures, files, findings, transports
+from . import __version__, benchmarks, compare, figures, files, findings, transports, verdict_table
 from .runs import Collection
 
 ENV = jinja2.Environment(loader=jinja2.PackageLoader("jitterbench", "templates"),
                          autoescape=True, undefined=jinja2.StrictUndefined)
 
 
-def factors(col: Collection):
+def factors(col: Collection, environment=False):
     """What every label ran with (Hoefler and Belli: record every factor): per label and
-    environment, the MPI library, the eager variables set, nodes, placement, versions and
-    the protocol variables the benchmarks saw."""
+    environment, what decides the numbers (the MPI library, its transport, the binding, the
+    nodes, the eager variables set, placement, versions); with environment, the protocol
+    variables the benchmarks saw instead (the raw environment, a page of its own)."""
     rows = defaultdict(lambda: defaultdict(set))
     for c in col.cases:
         if c.kind != "measured":
             continue
         row = rows[(c.label, c.system, c.partition, c.environ)]
+        if environment:
+            for d in c.documents:
+                row["protocol variables"].update(f"{k}={v}" for k, v in d["metadata"].get("environment", {}).items())
+            continue
         row["MPI library"].add(c.meta.get("mpi_library", ""))
-        row["eager variable set"].add(f"{c.meta.get('eager_var') or '(default)'}={c.params.get('eager_limit', '-')}")
-        row["nodes used"].add(str(c.meta.get("node_list", c.meta.get("job_nodelist", ""))))
         row["transport (the MPI's account)"].add(c.meta.get("transport", ""))
+        if c.meta.get("binding") or c.meta.get("binding_asked"):
+            row["binding (asked, found)"].add(f"{c.meta.get('binding_asked', '-')}, {c.meta.get('binding', '-')}")
+        row["nodes used"].add(str(c.meta.get("node_list", c.meta.get("job_nodelist", ""))))
+        row["eager variable set"].add(f"{c.meta.get('eager_var') or '(default)'}={c.params.get('eager_limit', '-')}")
         row["network devices"].add(c.meta.get("network", ""))
         for p in ("placement", "distribution", "tasks_per_node"):
             if p in c.params:
                 row[p].add(str(c.params[p]))
         for d in c.documents:
             row["jitterbench"].add(d["metadata"].get("benchmark_version", ""))
-            row["protocol variables"].update(f"{k}={v}" for k, v in d["metadata"].get("environment", {}).items())
     return [{"key": k, "factors": {name: ", ".join(sorted(v for v in values if v)) or "-"
                                    for name, values in row.items()}} for k, row in rows.items()]
 
@@ -145,13 +151,17 @@ def write(col: Collection, out: Path, title: str, baseline: str | None = None) -
             images[f.name], files_of_figure = _embed(f, folder / "figures")
             written += files_of_figure
         measured, papers = beside_papers(col)
+        common = {"title": title, "version": __version__, "col": col,
+                  "generated": datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M UTC")}
         html = ENV.get_template("report.html.j2").render(
-            title=title, generated=datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M UTC"),
-            version=__version__, col=col, figures=figs, images=images, factors=factors(col),
+            **common, figures=figs, images=images, factors=factors(col),
+            verdicts=verdict_table.summarize([c for c in col.cases if c.kind == "measured"]),
             baseline=baseline, comparisons=comparisons(col, baseline) if baseline else None,
             measured=measured, papers=papers, findings=findings.rows(col), fmt=figures.fmt, alpha=compare.ALPHA)
         (folder / "index.html").write_text(html)
-        return written
+        (folder / "environment.html").write_text(ENV.get_template("environment.html.j2").render(
+            **common, factors=factors(col, environment=True)))
+        return [*written, "environment.html"]
 
     files.write_folder(out, fill, f"jitterbench {__version__} report")
     return Path(out) / "index.html"

@@ -49,36 +49,66 @@ def _at(case, keys=None) -> str:
     return " ".join(f"{k}={v}" for k, v in case.params.items() if keys is None or k in keys) or "-"
 
 
-def _us(case, field) -> str:
+def per_call(case, field):
     """The case's performance variable read from the result field (max_us, avg_us) by its
-    benchmark's record (ping-pong's cycle is its MAX), or '-'."""
+    benchmark's record (ping-pong's cycle is its MAX), or None."""
     record = benchmarks.by_check(case.check)
     names = [q.name for q in (record.quantities if record else ()) if q.field == field and q.name in case.perf]
-    value = case.value(names[0]) if names else None
+    return case.value(names[0]) if names else None
+
+
+def _us(case, field) -> str:
+    value = per_call(case, field)
     return "-" if value is None else f"{value:.1f}"
 
 
-def verdicts(cases, results) -> str:
-    """One line per check and MPI: verdict, test cases passed (results: {(check, MPI): each
-    test case's result}), the worst asserted variable with where it was measured, its ratio and
-    detectable slowdown, and MAX and AVG (us) at that place."""
+@dataclass
+class Verdict:
+    """One check under one MPI (of one label): its verdict, the worst of its asserted variables,
+    where that was measured (the parameters that tell the check's cases apart), and every
+    asserted variable past its bound."""
+    label: str
+    check: str
+    environ: str
+    verdict: str
+    worst: Judged | None
+    at: str
+    failed: list
+
+
+def summarize(cases, outcomes=None) -> list:
+    """The verdicts of cases (runs.Case, measured), one per label, check and MPI, in their order.
+    outcomes: {(check, MPI): each test case's result} where known (a run report's cases before
+    their swept values were split), else the cases' own."""
     groups = defaultdict(list)
     for c in cases:
-        groups[(c.check, c.environ)].append(c)
+        groups[(c.label, c.check, c.environ)].append(c)
+    out = []
+    for (label, check, environ), group in groups.items():
+        results = (outcomes or {}).get((check, environ)) or [c.result for c in group]
+        verdict = "FAIL" if "fail" in results else "pass" if "pass" in results else results[0]
+        every = [j for c in group for j in judged(c)]
+        worst = max(every, key=lambda j: j.ratio / j.detectable, default=None)
+        varying = {k for k in (worst.case.params if worst else ()) if len({str(c.params.get(k)) for c in group}) > 1}
+        out.append(Verdict(label, check, environ, verdict, worst, _at(worst.case, varying) if worst else "-",
+                           [j for j in every if j.ratio > j.detectable]))
+    return out
+
+
+def verdicts(cases, outcomes) -> str:
+    """One line per check and MPI: verdict, test cases passed (outcomes: {(check, MPI): each
+    test case's result}), the worst asserted variable with where it was measured, its ratio and
+    detectable slowdown, and MAX and AVG (us) at that place."""
     header = ("check", "MPI", "verdict", "passed", "worst variable", "at", "ratio", "detectable", "MAX us", "AVG us")
     rows = []
-    for (check, environ), outcomes in results.items():
-        verdict = "FAIL" if "fail" in outcomes else "pass" if "pass" in outcomes else outcomes[0]
-        passed = f"{outcomes.count('pass')}/{len(outcomes)}"
-        worst = max((j for c in groups[(check, environ)] for j in judged(c)), key=lambda j: j.ratio / j.detectable,
-                    default=None)
-        if worst is None:
-            rows.append((check, environ, verdict, passed, "(none asserted)", "-", "-", "-", "-", "-"))
+    for v in summarize(cases, outcomes):
+        results = outcomes[(v.check, v.environ)]
+        passed = f"{results.count('pass')}/{len(results)}"
+        if v.worst is None:
+            rows.append((v.check, v.environ, v.verdict, passed, "(none asserted)", "-", "-", "-", "-", "-"))
             continue
-        # where: the parameters that tell the check's cases apart
-        varying = {k for k in worst.case.params if len({str(c.params.get(k)) for c in groups[(check, environ)]}) > 1}
-        rows.append((check, environ, verdict, passed, worst.quantity, _at(worst.case, varying), f"{worst.ratio:.2f}x",
-                     f"{worst.detectable:.2f}x", _us(worst.case, "max_us"), _us(worst.case, "avg_us")))
+        rows.append((v.check, v.environ, v.verdict, passed, v.worst.quantity, v.at, f"{v.worst.ratio:.2f}x",
+                     f"{v.worst.detectable:.2f}x", _us(v.worst.case, "max_us"), _us(v.worst.case, "avg_us")))
     return _fit(header, rows, flexible=header.index("at"))
 
 
@@ -114,9 +144,9 @@ def _fit(header, rows, flexible) -> str:
 
 def table(report_paths, every=False) -> str:
     """The verdicts of ReFrame run reports, or with every, each of their cases."""
-    cases, results = [], defaultdict(list)
+    cases, outcomes = [], defaultdict(list)
     for path in report_paths:
         cases += runs.read_report(path, None, Counter())[0]
         for c in references.report_cases(path)[1]:
-            results[(c["display_name"].split()[0], c["environ"])].append(c["result"])
-    return every_case(cases) if every else verdicts(cases, results)
+            outcomes[(c["display_name"].split()[0], c["environ"])].append(c["result"])
+    return every_case(cases) if every else verdicts(cases, outcomes)

@@ -247,3 +247,31 @@ def test_the_report_renders_in_chromium_with_every_figure_and_no_script_error(sm
     assert len(images) == len(figures.every()) and all(ok for _, ok in images), images
     assert errors == []
     assert (ARTIFACTS / "report.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+
+
+# ---- the page's order: the verdict first -------------------------------------------------
+
+def test_the_page_opens_with_the_verdict_and_keeps_provenance_folded_and_the_environment_apart(tmp_path):
+    case = {"fixture": False, "system": "s", "partition": "p", "environ": "openmpi", "nodes": 1, "placement": "row",
+            "mpi_library": "Open MPI v4.1.4", "binding": "cores", "binding_asked": "cores"}
+    report = tmp_path / "report.json"
+    report.write_text(json.dumps({"session_info": {"uuid": "u1"}, "runs": [{"testcases": [
+        {**case, "display_name": "HaloCheck %nodes=1 %placement=row", "result": "fail",
+         "perfvalues": {"s:p:max_sendrecv_4096": [30.0, 10.0, None, 0.5, "us", "fail"],
+                        "s:p:avg_sendrecv_4096": [9.0, 8.0, None, 0.5, "us", "pass"]}},
+        {**case, "display_name": "HaloCheck %nodes=1 %placement=bunched", "placement": "bunched", "result": "pass",
+         "perfvalues": {"s:p:max_sendrecv_4096": [11.0, 10.0, None, 0.5, "us", "pass"]}}]}]}))
+    assert cli.main(["report", str(report), "-o", str(tmp_path / "out")]) == 0
+    html = (tmp_path / "out" / "index.html").read_text()
+    order = [html.index(f'id="{name}"') for name in ("verdict", "figures", "provenance")]
+    assert order == sorted(order)
+    verdict = html[order[0]:order[1]]
+    assert "1 of 1</strong>" in verdict and ">FAIL<" in verdict and "3x" in verdict and "1.5x" in verdict
+    assert "Every asserted variable past its bound (1)" in verdict  # max of the row placement, not avg
+    provenance = html[order[2]:]
+    assert provenance.index("<details>") < provenance.index('id="inputs"')
+    assert "cores, cores" in provenance and 'href="environment.html"' in provenance
+    assert "protocol variables" not in html and (tmp_path / "out" / "environment.html").exists()
+    # one node count: the halo figure draws bars (a pair per variant), not lines of one point
+    svg = (tmp_path / "out" / "figures" / "halo-scaling.svg").read_text()
+    assert svg.count('id="patch_') >= 2 + 4  # the figure and axes, then 2 variants x MAX and AVG bars

@@ -19,7 +19,7 @@ import pytest
 
 from jitterbench import cli, figures, files
 
-REPORT_FILES = {"index.html", "figures", files.MARKER}
+REPORT_FILES = {"index.html", "environment.html", "figures", files.MARKER}
 
 
 def halo_document(**result):

@@ -1,7 +1,7 @@
 """jb-halo and HaloCheck: the halo exchange of Hague's "Switch Jitter"."""
 from __future__ import annotations
 
-from ..figures import MAX_LINES, case_lines, figure, finish, fmt, grouped, results, results_mpi, subplots, text
+from ..figures import MAX_LINES, case_lines, figure, finish, fmt, grouped, names, results, results_mpi, subplots, text
 from . import (PER_CALL_CONTEXT, START_SKEW, Column, Descriptor, Parameter, Quantity, _cost as cost, median, per_call,
                results_of)
 
@@ -19,13 +19,16 @@ def halo_scaling(col):
     """Halo exchange: MAX and AVG against nodes
 
     MAX (solid, filled) is the mean over calls of the slowest task's time, AVG (dashed, open) the mean over
-    calls of the mean over tasks, as in Hague's 'Switch Jitter' slides; one line per pattern and placement.
+    calls of the mean over tasks, as in Hague's 'Switch Jitter' slides; one line per pattern and placement,
+    or, where every run had one node count, a pair of bars (MAX filled, AVG hatched) per variant.
     """
     cases = col.of(CHECK)
     if not cases:
         return f"no {CHECK} results in these runs"
     fields = ("label", "environ", "pattern", "placement", "msg_size", "tasks_per_node", "eager_limit")
     nodes = lambda c: c.params.get("nodes")  # noqa: E731
+    if len({nodes(c) for c in cases}) == 1:  # one node count: a line of one point each says nothing
+        return halo_bars(cases, fields)
     fig, ax, maxs, _ = case_lines(cases, fields, nodes, "max")
     avgs = grouped(cases, lambda c: (c.label, c.environ, *(c.params.get(f) for f in fields[2:])), nodes, "avg")
     for i, (g, points) in enumerate(list(avgs.items())[:MAX_LINES]):
@@ -33,6 +36,28 @@ def halo_scaling(col):
     finish(fig, ax, "nodes", "us per call", logx=True)
     rows = [(*g, p[0], fmt(p[1]), fmt(a[1]), fmt(p[1] / a[1] if a[1] else None), p[4])
             for g in maxs for p, a in zip(maxs[g], avgs.get(g, []))]
+    return (*fields, "nodes", "MAX us", "AVG us", "MAX/AVG", "repeats"), rows, fig
+
+
+def halo_bars(cases, fields):
+    """MAX and AVG side by side, a pair of bars per variant (median over repeats), where every
+    case ran on one node count."""
+    maxs = grouped(cases, lambda c: (c.label, c.environ, *(c.params.get(f) for f in fields[2:])), lambda c: 0, "max")
+    avgs = grouped(cases, lambda c: (c.label, c.environ, *(c.params.get(f) for f in fields[2:])), lambda c: 0, "avg")
+    groups = list(maxs)[:MAX_LINES]
+    labels = names(groups, fields)
+    fig, ax = subplots(figsize=(7, 1.5 + 0.35 * len(groups)))
+    at = range(len(groups))
+    ax.barh([i + 0.2 for i in at], [maxs[g][0][1] for g in groups], height=0.4, color="C0", label="MAX")
+    ax.barh([i - 0.2 for i in at], [avgs[g][0][1] if avgs.get(g) else 0 for g in groups], height=0.4, color="C1",
+            fill=False, hatch="//", edgecolor="C1", label="AVG")
+    ax.set_yticks(list(at), [text(labels[g]) for g in groups], fontsize=7)
+    ax.invert_yaxis()
+    finish(fig, ax, "us per call", "")
+    nodes = cases[0].params.get("nodes")
+    rows = [(*g, nodes, fmt(maxs[g][0][1]), fmt(avgs[g][0][1] if avgs.get(g) else None),
+             fmt(maxs[g][0][1] / avgs[g][0][1] if avgs.get(g) and avgs[g][0][1] else None), maxs[g][0][4])
+            for g in maxs]
     return (*fields, "nodes", "MAX us", "AVG us", "MAX/AVG", "repeats"), rows, fig
 
 
