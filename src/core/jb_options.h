@@ -46,10 +46,10 @@ enum jb_common_code {
     "  --seed S              seed of the random streams (per rank)\n"                       \
     "  --json FILE           write the whole run as JSON (atomically)\n"                    \
     "  --timeout S           end the run, naming where it was, after S seconds; 0: never\n" \
+    "                        [$JB_TIMEOUT, else 0]\n"                                       \
     "  --sync barrier|window start each call after a barrier, or when its window opens on\n" \
     "                        the synchronised clock [barrier]\n"                          \
     "  --window US           the windows' length with --sync window [1000]\n"             \
-    "                        [$JB_TIMEOUT, else 0]\n"                                       \
     "  --version, --help\n"
 
 /* MPI_Init and defaults; calls and warmup are the benchmark's defaults. */
