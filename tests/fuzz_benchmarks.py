@@ -1,7 +1,7 @@
 """Seeded fuzzing of the benchmarks' command lines, and the ASan+UBSan build it runs against.
 
 Every case is a benchmark's real options (read from its getopt_long table in
-src/<name>/main.c and JB_COMMON_LONGOPTS in src/core/jb_core.h) with values that
+src/<name>/main.c and JB_COMMON_LONGOPTS in src/core/jb_options.h) with values that
 are valid or hostile (blanks, signs, overflow, inf/nan, suffixes, unicode, long
 strings, special files, repeated, unknown and valueless options).  A case fails on:
 
@@ -226,7 +226,7 @@ def benchmarks(src: Path = SRC) -> list:
 
 def read_options(benchmark: str, src: Path = SRC) -> dict:
     """{name: takes a value} from the benchmark's getopt_long table and the common options."""
-    common = re.search(r"#define\s+JB_COMMON_LONGOPTS(.*?)\{\s*NULL", (src / "core" / "jb_core.h").read_text(), re.S)
+    common = re.search(r"#define\s+JB_COMMON_LONGOPTS(.*?)\{\s*NULL", (src / "core" / "jb_options.h").read_text(), re.S)
     table = re.search(r"struct option\s+\w+\[\]\s*=\s*\{(.*?)\};", (src / benchmark / "main.c").read_text(), re.S)
     if not common or not table:
         raise RuntimeError(f"no getopt_long table found for {benchmark} in src/")
@@ -240,7 +240,7 @@ def read_names(benchmark: str, src: Path = SRC) -> dict:
     text = "\n".join(p.read_text() for p in src.glob("*/*.c"))
     arrays = {m.group(1): re.findall(r'"([^"]+)"', m.group(2))
               for m in re.finditer(r"\b(\w+_names)\[\]\s*=\s*\{([^}]*)\}", text)}
-    code = "\n".join((src / f).read_text() for f in (f"{benchmark}/main.c", "core/core.c", "core/jb_core.h"))
+    code = "\n".join((src / f).read_text() for f in (f"{benchmark}/main.c", "core/options.c", "core/jb_options.h"))
     entries = re.findall(r'\{\s*"([\w-]+)"\s*,\s*required_argument\s*,\s*NULL\s*,\s*(\'.\'|\w+)\s*\}', code)
     names = {}
     for option, label in entries:
@@ -261,7 +261,7 @@ def read_bounds(benchmark: str, src: Path = SRC) -> dict:
             return int(m.group(1), 0) << int(m.group(2) or 0)
         return float(expr) if re.fullmatch(r"\d+(\.\d*)?(e\d+)?", expr) else None
 
-    text = (src / benchmark / "main.c").read_text() + (src / "core" / "core.c").read_text()
+    text = (src / benchmark / "main.c").read_text() + (src / "core" / "options.c").read_text()
     call = r'"--([\w-]+)",\s*jb_parse_(?:long|long_list|double)\(\s*\w+,\s*([^,]+),\s*([^,]+),'
     return {opt: (number(lo), number(hi)) for opt, lo, hi in re.findall(call, text)}
 

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import math
+import re
 
 import pytest
 
@@ -153,3 +154,9 @@ def test_help_prints_usage_once(mpi):
     assert run.returncode == 0
     assert run.stdout.count("usage: mpirun -np N jb-halo") == 1
     assert "--placement" in run.stdout and "--inject" in run.stdout
+    # each option's default stands in its own entry: the option's line and the indented
+    # lines under it ($JB_TIMEOUT once stood under --window)
+    entries = {entry.split()[0]: entry for entry in re.split(r"\n(?=  -)", run.stdout) if entry.startswith("  -")}
+    assert "[$JB_TIMEOUT, else 0]" in entries["--timeout"], entries["--timeout"]
+    assert "[1000]" in entries["--window"] and "JB_TIMEOUT" not in entries["--window"], entries["--window"]
+    assert "[barrier]" in entries["--sync"]

@@ -4,7 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "jb_util.h"
+#include "jb_stats.h"
 
 int pairing_init(pairing *p, long participants)
 {

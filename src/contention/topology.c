@@ -5,7 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "jb_util.h"
+#include "jb_parse.h"
 
 long topo_size(const topo_shape *t)
 {

@@ -1,9 +1,16 @@
-/* Per-call statistics over tasks: the Switch Jitter definitions, by reduction. */
+/* Per-call statistics over tasks: the Switch Jitter definitions, by reduction;
+ * and the start of each timed call, after a barrier or in its window. */
+#include "jb_calls.h"
+
 #include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "jb_core.h"
+#include "jb_clock.h"
+#include "jb_output.h"
+#include "jb_watchdog.h"
 
 void jb_calls_init(jb_ctx *ctx, jb_calls *s, long calls)
 {
@@ -49,6 +56,46 @@ void jb_calls_clear(jb_calls *s)
         s->mine[c] = NAN; /* not recorded */
     s->timed_starts = 0;
     s->late_starts = s->all_late_starts = 0;
+}
+
+void jb_calls_begin(jb_ctx *ctx, jb_calls *s, const char *fmt, ...)
+{
+    char where[256];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(where, sizeof where, fmt, ap);
+    va_end(ap);
+    jb_watch("%s", where);
+    jb_calls_clear(s);
+    jb_sync_clocks(&ctx->clock);
+    s->error_bound = ctx->clock.error_bound;
+    if (ctx->opt.sync == JB_SYNC_WINDOW) {
+        /* the first window opens once every rank has surely heard of it */
+        double first = jb_global_time(&ctx->clock) + 1e-3 + 4 * ctx->opt.window_us * 1e-6;
+        MPI_Bcast(&first, 1, MPI_DOUBLE, 0, MPI_COMM_WORLD);
+        s->first_window = first;
+    }
+}
+
+double jb_call_start(jb_ctx *ctx, jb_calls *s, MPI_Comm comm, long c)
+{
+    double t0;
+    if (ctx->opt.sync == JB_SYNC_WINDOW) {
+        double opens = s->first_window + (double)(c + ctx->opt.warmup) * ctx->opt.window_us * 1e-6;
+        double now = jb_global_time(&ctx->clock);
+        if (now > opens && c >= 0)
+            s->late_starts++;
+        while (now < opens)
+            now = jb_global_time(&ctx->clock);
+        t0 = now - ctx->clock.offset;
+    } else {
+        MPI_Barrier(comm);
+        t0 = MPI_Wtime();
+    }
+    if (c >= 0)
+        s->start[c] = t0 + ctx->clock.offset;
+    s->timed_starts = 1;
+    return t0;
 }
 
 void jb_calls_record(jb_calls *s, long call, double us)

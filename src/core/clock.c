@@ -16,12 +16,10 @@
  * Errors add up along the tree; each rank keeps its bound.  Drift is handled by
  * synchronising again at the start of every result (jb_calls_begin), which takes
  * log2 P round trips per sample. */
-#include <math.h>
-#include <stdarg.h>
-#include <stdlib.h>
-#include <string.h>
+#include "jb_clock.h"
 
-#include "jb_core.h"
+#include <math.h>
+#include <stddef.h>
 
 enum { SYNC_SAMPLES = 20, TAG_SYNC = 7301 };
 
@@ -56,10 +54,11 @@ static void answer_offset(int child, MPI_Comm comm, double offset)
     }
 }
 
-void jb_sync_clocks(jb_ctx *ctx)
+void jb_sync_clocks(jb_clock *k)
 {
-    jb_clock *k = &ctx->clock;
-    int rank = ctx->rank, size = ctx->size, top = 1;
+    int rank, size, top = 1;
+    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+    MPI_Comm_size(MPI_COMM_WORLD, &size);
     while (top < size)
         top *= 2;
     double bound = 0, offset = 0;
@@ -79,44 +78,4 @@ void jb_sync_clocks(jb_ctx *ctx)
     MPI_Allreduce(&bound, &k->error_bound, 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
 }
 
-double jb_global_time(const jb_ctx *ctx) { return MPI_Wtime() + ctx->clock.offset; }
-
-void jb_calls_begin(jb_ctx *ctx, jb_calls *s, const char *fmt, ...)
-{
-    char where[256];
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(where, sizeof where, fmt, ap);
-    va_end(ap);
-    jb_watch("%s", where);
-    jb_calls_clear(s);
-    jb_sync_clocks(ctx);
-    s->error_bound = ctx->clock.error_bound;
-    if (ctx->opt.sync == JB_SYNC_WINDOW) {
-        /* the first window opens once every rank has surely heard of it */
-        double first = jb_global_time(ctx) + 1e-3 + 4 * ctx->opt.window_us * 1e-6;
-        MPI_Bcast(&first, 1, MPI_DOUBLE, 0, MPI_COMM_WORLD);
-        s->first_window = first;
-    }
-}
-
-double jb_call_start(jb_ctx *ctx, jb_calls *s, MPI_Comm comm, long c)
-{
-    double t0;
-    if (ctx->opt.sync == JB_SYNC_WINDOW) {
-        double opens = s->first_window + (double)(c + ctx->opt.warmup) * ctx->opt.window_us * 1e-6;
-        double now = jb_global_time(ctx);
-        if (now > opens && c >= 0)
-            s->late_starts++;
-        while (now < opens)
-            now = jb_global_time(ctx);
-        t0 = now - ctx->clock.offset;
-    } else {
-        MPI_Barrier(comm);
-        t0 = MPI_Wtime();
-    }
-    if (c >= 0)
-        s->start[c] = t0 + ctx->clock.offset;
-    s->timed_starts = 1;
-    return t0;
-}
+double jb_global_time(const jb_clock *k) { return MPI_Wtime() + k->offset; }

@@ -1,11 +1,12 @@
 /* Files: outputs checked before the run and written whole or not at all;
  * inputs read on rank 0 only if they are bounded regular files, then
  * broadcast to every rank. */
-#include "jb_core.h"
+#include "jb_files.h"
 
 #include <errno.h>
 #include <fcntl.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>

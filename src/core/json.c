@@ -1,6 +1,7 @@
 /* A small JSON builder: enough for the benchmarks' documents, with correct
  * string escaping and null for non-finite numbers. */
-#include "jb_util.h"
+#include "jb_json.h"
+#include "jb_parse.h" /* jb_add, jb_mul */
 
 #include <math.h>
 #include <stdarg.h>

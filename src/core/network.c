@@ -6,9 +6,10 @@
  *
  * Node leaders describe their node; rank 0 gathers one fixed-size description
  * per node (O(nodes), like the node list) and groups the nodes that agree. */
-#include "jb_core.h"
+#include "jb_network.h"
 
 #include <dirent.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 

@@ -1,12 +1,17 @@
 /* Output: readable table, one summary line per result, and the JSON
  * document with its metadata, written atomically at the end of the run. */
-#include "jb_core.h"
+#include "jb_output.h"
 
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
+
+#include "jb_files.h"
+#include "jb_json.h"
+#include "jb_network.h"
 
 #ifndef JB_VERSION
 #define JB_VERSION "unknown"

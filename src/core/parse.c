@@ -1,6 +1,6 @@
 /* Parsing of option values: sizes with K/M/G suffixes, lists, power-of-two
  * ranges, bounded integers, torus dimensions and name lists. */
-#include "jb_util.h"
+#include "jb_parse.h"
 
 #include <errno.h>
 #include <math.h>

@@ -4,11 +4,13 @@
  * as well share a core, which a benchmark's placement never intends. */
 #define _GNU_SOURCE /* sched_getaffinity, CPU_* */
 #include <sched.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
-#include "jb_core.h"
+#include "jb_placement.h"
+#include "jb_json.h"
 
 #define CPU_LIST_LEN 64
 #define CPU_SETS_LOGGED 64 /* ranks whose CPUs the '# cpu_sets:' line names */

@@ -1,5 +1,6 @@
 /* Statistics on known arrays, log-binned histograms and the RNG. */
-#include "jb_util.h"
+#include "jb_stats.h"
+#include "jb_parse.h" /* jb_mul */
 
 #include <math.h>
 #include <stdlib.h>

@@ -3,7 +3,9 @@
 #include <string.h>
 
 #include "check.h"
-#include "jb_util.h"
+#include "jb_json.h"
+#include "jb_parse.h"
+#include "jb_stats.h"
 
 static void test_sizes(void)
 {

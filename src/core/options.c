@@ -1,14 +1,18 @@
-/* Start-up, options, collective errors, nodes, memory, the watchdog and
- * timer calibration. */
-#include "jb_core.h"
+/* Start-up and the common options; once they are parsed, the nodes, each
+ * task's share of memory, timer calibration, the placement and the clocks. */
+#include "jb_options.h"
 
-#include <errno.h>
-#include <signal.h>
-#include <stdarg.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 #include <unistd.h>
+
+#include "jb_clock.h"
+#include "jb_files.h"
+#include "jb_json.h"
+#include "jb_parse.h"
+#include "jb_placement.h"
+#include "jb_watchdog.h"
 
 #ifndef JB_VERSION
 #define JB_VERSION "unknown"
@@ -40,56 +44,12 @@ void jb_init(jb_ctx *ctx, int *argc, char ***argv, const char *name, const char 
     timeout_from_environment(ctx);
 }
 
-__attribute__((noreturn)) static void fail_v(jb_ctx *ctx, const char *fmt, va_list ap)
-{
-    if (ctx->rank == 0) {
-        char msg[1024];
-        vsnprintf(msg, sizeof msg, fmt, ap);
-        for (char *p = msg; *p; p++)
-            if (*p == '\n')
-                *p = ' ';
-        fprintf(stderr, "jb-%s: error: %s\n", ctx->name, msg);
-        fflush(stderr);
-    }
-    MPI_Finalize();
-    exit(2);
-}
-
-void jb_fail(jb_ctx *ctx, const char *fmt, ...)
-{
-    va_list ap;
-    va_start(ap, fmt);
-    fail_v(ctx, fmt, ap);
-    va_end(ap);
-}
-
-void jb_fail_if_any(jb_ctx *ctx, int local_bad, const char *fmt, ...)
-{
-    int bad_ranks = 0;
-    local_bad = local_bad != 0;
-    MPI_Allreduce(&local_bad, &bad_ranks, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
-    if (!bad_ranks)
-        return;
-    char msg[900];
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(msg, sizeof msg, fmt, ap);
-    va_end(ap);
-    jb_fail(ctx, "%s (on %d of %d ranks)", msg, bad_ranks, ctx->size);
-}
-
 __attribute__((noreturn)) static void print_help(jb_ctx *ctx)
 {
     if (ctx->rank == 0)
         printf("usage: mpirun -np N jb-%s [options]\n%s%s", ctx->name, ctx->usage, JB_COMMON_HELP);
     MPI_Finalize();
     exit(0);
-}
-
-void jb_option(jb_ctx *ctx, const char *optname, int rc, const char *err)
-{
-    if (rc != 0)
-        jb_fail(ctx, "%s: %s", optname, err);
 }
 
 int jb_getopt(jb_ctx *ctx, const struct option *longopts)
@@ -149,8 +109,6 @@ int jb_common_option(jb_ctx *ctx, int c, const char *arg)
     }
 }
 
-/* ---- memory --------------------------------------------------------------- */
-
 /* A task's share of its node's memory, the smallest over all nodes: half the
  * node's physical memory over the tasks on it, the rest left to the MPI's own
  * buffers, the system and the other tasks' page tables. */
@@ -161,105 +119,6 @@ static void memory_per_task(jb_ctx *ctx)
     unsigned long long mine = node / 2 / (unsigned long long)ctx->nodes.real_local_size, least;
     MPI_Allreduce(&mine, &least, 1, MPI_UNSIGNED_LONG_LONG, MPI_MIN, MPI_COMM_WORLD);
     ctx->memory_per_task = least > (size_t)-1 ? (size_t)-1 : (size_t)least;
-}
-
-void jb_memory_check(jb_ctx *ctx, const jb_memory *m)
-{
-    if (m->overflow)
-        jb_fail(ctx, "the options ask for more memory than can be counted (%s)", m->largest);
-    if (m->bytes > ctx->memory_per_task)
-        jb_fail(ctx, "the options ask for %zu bytes per task, over the %zu a task of the smallest node may hold "
-                     "(half its memory over its tasks); the most for %s: %zu bytes",
-                m->bytes, ctx->memory_per_task, m->largest, m->largest_bytes);
-}
-
-void *jb_alloc(jb_ctx *ctx, size_t count, size_t size, const char *what)
-{
-    size_t bytes;
-    void *p = jb_mul(count, size, &bytes) ? NULL : calloc(count ? count : 1, size ? size : 1);
-    if (!p) {
-        fprintf(stderr, "jb-%s: error: rank %d cannot allocate %zu x %zu bytes for %s\n", ctx->name, ctx->rank,
-                count, size, what);
-        fflush(stderr);
-        MPI_Abort(MPI_COMM_WORLD, 2);
-    }
-    return p;
-}
-
-/* ---- the watchdog ------------------------------------------------------------
- * SIGALRM after --timeout seconds.  Rank 0 writes one line naming the benchmark,
- * the variant and how many calls it had timed, and ends; the other ranks end a
- * second later, so the launcher reports rank 0's line and nothing else first.
- * The handler uses only write, alarm and _exit (async-signal-safe). */
-static struct {
-    char head[160];  /* "jb-NAME: error: --timeout N s passed in " */
-    char where[256]; /* the variant, set by jb_watch */
-    volatile sig_atomic_t calls_done, rank, fired;
-} watchdog;
-
-void jb_watch(const char *fmt, ...)
-{
-    /* the handler may read `where` at any moment: its last byte is never written,
-     * so it always ends in NUL, whatever a torn read shows before it */
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(watchdog.where, sizeof watchdog.where - 1, fmt, ap);
-    va_end(ap);
-    watchdog.calls_done = 0;
-}
-
-void jb_watch_call_done(void) { watchdog.calls_done++; }
-
-static void write_all(const char *s)
-{
-    size_t n = strlen(s);
-    while (n > 0) {
-        ssize_t w = write(STDERR_FILENO, s, n);
-        if (w <= 0)
-            return;
-        s += w;
-        n -= (size_t)w;
-    }
-}
-
-static void on_timeout(int sig)
-{
-    (void)sig;
-    if (watchdog.rank != 0 && !watchdog.fired) {
-        watchdog.fired = 1;
-        alarm(1);
-        return;
-    }
-    if (watchdog.rank == 0) {
-        char count[24], *p = count + sizeof count;
-        long n = watchdog.calls_done;
-        *--p = '\0';
-        do
-            *--p = (char)('0' + n % 10);
-        while ((n /= 10) > 0);
-        write_all(watchdog.head);
-        write_all(watchdog.where[0] ? watchdog.where : "set-up");
-        write_all(" after ");
-        write_all(p);
-        write_all(" timed call(s); the run is stopped\n");
-    }
-    _exit(3);
-}
-
-static void start_watchdog(jb_ctx *ctx)
-{
-    if (ctx->opt.timeout == 0)
-        return;
-    snprintf(watchdog.head, sizeof watchdog.head, "jb-%s: error: --timeout %ld s passed in ", ctx->name,
-             ctx->opt.timeout);
-    watchdog.rank = ctx->rank;
-    struct sigaction sa;
-    memset(&sa, 0, sizeof sa);
-    sa.sa_handler = on_timeout;
-    sa.sa_flags = SA_RESTART;
-    sigemptyset(&sa.sa_mask);
-    sigaction(SIGALRM, &sa, NULL);
-    alarm((unsigned)ctx->opt.timeout);
 }
 
 /* $JB_TIMEOUT: a site's default for --timeout, checked like the option. */
@@ -363,80 +222,7 @@ void jb_options_done(jb_ctx *ctx, int optind_after)
     if (ctx->rank == 0)
         printf("# jb-%s %s\n# mpi_library: %s\n", ctx->name, JB_VERSION, ctx->mpi_library);
     jb_placement(ctx);
-    jb_sync_clocks(ctx);
+    jb_sync_clocks(&ctx->clock);
     jb_json_num(&ctx->config, "clock_error_us", ctx->clock.error_bound * 1e6);
-    start_watchdog(ctx);
-}
-
-void jb_busy_wait(double seconds)
-{
-    double end = MPI_Wtime() + seconds;
-    while (MPI_Wtime() < end)
-        ;
-}
-
-void jb_noise_parse(jb_ctx *ctx, const char *optname, const char *text, jb_noise *n)
-{
-    static const char *const names[] = {"probability", "wait (us)", "wait's standard deviation (us)"};
-    /* up to 10 s of noise at a chance: longer is a hang, not noise */
-    static const double lo[] = {0.0, 1e-3, 0.0}, hi[] = {1.0, 1e7, 1e7};
-    double *into[] = {&n->p, &n->us, &n->sd};
-    char buf[192], *part[3], *at = buf, err[JB_ERRLEN], what[128];
-    int count = 0;
-    if (strlen(text) < sizeof buf) {
-        strcpy(buf, text);
-        for (; at && count < 3; count++) {
-            part[count] = at;
-            if ((at = strchr(at, ':')))
-                *at++ = '\0';
-        }
-    }
-    if (count < 2 || at) /* too long, no wait, or more than three parts */
-        jb_fail(ctx, "%s: '%s' is not P:US or P:US:SD, a probability, a wait and its standard deviation in "
-                     "microseconds", optname, text);
-    n->sd = 0;
-    for (int k = 0; k < count; k++) {
-        snprintf(what, sizeof what, "%s %s", optname, names[k]);
-        jb_option(ctx, what, jb_parse_double(part[k], lo[k], hi[k], into[k], err), err);
-    }
-}
-
-void jb_noise_start(jb_ctx *ctx, jb_noise *n)
-{
-    jb_rng_seed(&n->rng, ctx->opt.seed, (uint64_t)ctx->rank);
-    jb_json_num(&ctx->config, "inject_probability", n->p);
-    jb_json_num(&ctx->config, "inject_us", n->us);
-    jb_json_num(&ctx->config, "inject_sd_us", n->sd);
-    jb_json_str(&ctx->config, "inject_by", n->sleeps ? "sleep" : "spin");
-}
-
-void jb_noise_parse_by(jb_ctx *ctx, const char *text, jb_noise *n)
-{
-    static const char *const ways[] = {"spin", "sleep", NULL};
-    int way = jb_lookup(text, ways);
-    if (way < 0)
-        jb_fail(ctx, "--inject-by: '%s' is not spin or sleep", text);
-    n->sleeps = way == 1;
-}
-
-/* until MPI_Wtime() reaches end, a millisecond or less at a time (a signal may wake it early) */
-static void sleep_until(double end)
-{
-    for (double left; (left = end - MPI_Wtime()) > 0;) {
-        left = left < 1e-3 ? left : 1e-3;
-        struct timespec ts = {0, (long)(left * 1e9)};
-        nanosleep(&ts, NULL);
-    }
-}
-
-int jb_noise_maybe(jb_noise *n)
-{
-    if (!(n->p > 0) || jb_rng_uniform(&n->rng) >= n->p)
-        return 0;
-    double seconds = jb_rng_gamma(&n->rng, n->us, n->sd) * 1e-6;
-    if (n->sleeps)
-        sleep_until(MPI_Wtime() + seconds);
-    else
-        jb_busy_wait(seconds);
-    return 1;
+    jb_watchdog_start(ctx);
 }

@@ -4,7 +4,7 @@
 
 #include "check.h"
 #include "decomp.h"
-#include "jb_util.h"
+#include "jb_parse.h"
 
 static halo_layout layout(int ntasks, int px, int tpn, int placement, int periodic)
 {

@@ -4,7 +4,7 @@
 #include <string.h>
 
 #include "check.h"
-#include "jb_util.h"
+#include "jb_parse.h"
 #include "pairs.h"
 
 static topo_shape shape(int ndims, const int *dims, const int *wrap)

@@ -1,0 +1,64 @@
+/* Per-call statistics over tasks, and the start of each timed call. */
+#ifndef JB_CALLS_H
+#define JB_CALLS_H
+
+#include <mpi.h>
+
+#include "jb_context.h"
+#include "jb_json.h"
+#include "jb_parse.h"
+#include "jb_stats.h"
+
+/* ---- per-call statistics over tasks ----------------------------------------
+ * For call c and task t with time x[t][c] (us), as the Switch Jitter study
+ * defines them: MAX = mean over c of max over t, AVG = mean over c of mean
+ * over t, MIN likewise; plus percentiles of the per-call MAX and a merged
+ * histogram of every x[t][c].  Three reductions of length "calls" and one of
+ * the histogram: memory per rank never grows with the task count. */
+typedef struct {
+    long calls;
+    double *mine;            /* this task's time per call */
+    jb_hist local;           /* this task's times */
+    double *max, *sum, *min; /* per call over tasks, rank 0 after reduce */
+    double *low, *high, *avg; /* working space of reduce and report */
+    /* with jb_call_start: each call's start on the synchronised clock, and over
+     * tasks its latest and earliest (rank 0 after reduce): their difference is the
+     * start skew */
+    double *start, *start_max, *start_min;
+    int timed_starts;         /* the calls started through jb_call_start */
+    double first_window;      /* --sync window: when call -warmup's window opens */
+    long late_starts, all_late_starts; /* calls whose window had opened already */
+    double error_bound;       /* of the clocks, when this result began */
+    double task_mean_max, task_mean_min; /* over tasks of each task's mean over calls (IMB's t_max, t_min) */
+    jb_hist all;             /* merged, rank 0 after reduce */
+    int tasks;               /* tasks that recorded each call */
+} jb_calls;
+
+void jb_calls_init(jb_ctx *ctx, jb_calls *s, long calls);
+void jb_calls_memory(jb_memory *m, long calls);
+void jb_calls_free(jb_calls *s);
+void jb_calls_clear(jb_calls *s);
+/* Before each result: clears s, names the variant for the watchdog (printf-like),
+ * synchronises the clocks again.  Collective over MPI_COMM_WORLD. */
+void jb_calls_begin(jb_ctx *ctx, jb_calls *s, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+/* Starts timed call c (c < 0: warm-up) as --sync says: after a barrier of comm,
+ * or when its window opens; returns MPI_Wtime() at the start and records it. */
+double jb_call_start(jb_ctx *ctx, jb_calls *s, MPI_Comm comm, long c);
+void jb_calls_record(jb_calls *s, long call, double us);
+/* Collective over comm; root is rank 0.  Calls a task did not record do not
+ * count; each call must be recorded by the same number of tasks. */
+void jb_calls_reduce(jb_calls *s, MPI_Comm comm);
+/* The mean over calls of the per-call MAX (us): max_us.  Rank 0, after the reduce. */
+double jb_calls_mean_max(const jb_calls *s);
+/* The same over calls first .. first + count - 1 (a trial's), and the least of it over the
+ * trials of `calls` calls each that s holds, setting *which to that trial (rank 0). */
+double jb_calls_trial_mean_max(const jb_calls *s, long first, long count);
+double jb_calls_fastest_trial(const jb_calls *s, long calls, long *which);
+/* Adds max_us, avg_us, min_us, jitter, p50_us .. p999_us, worst_us,
+ * all_p50_us, all_p99_us and the histogram (and with series, the per-call
+ * arrays) to the current result.  Rank 0 only. */
+void jb_calls_report(jb_ctx *ctx, const jb_calls *s, int series);
+/* The JSON text that says how each of those is aggregated (for "config"). */
+void jb_calls_describe(jb_json *j);
+
+#endif

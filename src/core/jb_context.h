@@ -1,0 +1,90 @@
+/* The run's context, which every MPI piece of the core takes: the common
+ * options' values, the nodes, the timer and clock, what the output collects;
+ * and what every piece may need of it: collective errors and checked memory. */
+#ifndef JB_CONTEXT_H
+#define JB_CONTEXT_H
+
+#include <mpi.h>
+#include <stddef.h>
+
+#include "jb_clock.h"
+#include "jb_json.h"
+#include "jb_parse.h"
+
+/* The common options' values (jb_options.h parses them). */
+typedef struct {
+    const char *json_path;
+    long calls, warmup;
+    unsigned long long seed;
+    int validate;
+    long tasks_per_node; /* 0: from MPI_COMM_TYPE_SHARED */
+    long timeout;        /* seconds; 0: no watchdog */
+    int sync;            /* JB_SYNC_BARRIER or JB_SYNC_WINDOW */
+    double window_us;
+} jb_common;
+
+/* Where this rank lives: real nodes from MPI_Comm_split_type, or virtual
+ * nodes of K consecutive ranks when --tasks-per-node K is given. */
+typedef struct {
+    int nnodes;          /* nodes in the job */
+    int node;            /* this rank's node, 0..nnodes-1 */
+    int local_rank;      /* rank within the node */
+    int tasks_per_node;  /* equal on every node, or 0 when nodes differ */
+    int min_tpn, max_tpn;
+    int virtual_nodes;   /* 1 when forced by --tasks-per-node */
+    int real_nnodes;     /* nodes as the MPI sees them */
+    int real_local_size; /* ranks on this rank's real node */
+    MPI_Comm leaders;    /* the first rank of each real node, or MPI_COMM_NULL */
+} jb_nodes;
+
+typedef struct {
+    double wtick;        /* MPI_Wtick */
+    double resolution;   /* smallest non-zero step of MPI_Wtime seen, s */
+    double overhead;     /* mean cost of one MPI_Wtime call, s */
+    int wtime_global;    /* MPI_WTIME_IS_GLOBAL */
+} jb_timer;
+
+typedef struct {
+    const char *name;     /* benchmark name, e.g. "halo" */
+    const char *usage;    /* benchmark-specific part of --help */
+    int rank, size;
+    int argc;
+    char **argv;
+    jb_common opt;
+    jb_nodes nodes;
+    jb_timer timer;
+    jb_clock clock;
+    char binding[16];        /* cores, shared, partial or none (jb_placement) */
+    jb_json placement;       /* every rank's node and CPUs, rank 0 only */
+    char mpi_library[MPI_MAX_LIBRARY_VERSION_STRING]; /* its first line */
+    size_t memory_per_task;  /* what a task may hold: its share of the smallest node */
+    int write_failed;        /* an output could not be written: exit 1 */
+    jb_json config;       /* the benchmark's "config" object, filled by it */
+    jb_json results;      /* result entries, rank 0 only */
+    jb_json *entry;       /* the result being written, or NULL */
+    char line[4096];      /* the summary line being written */
+    size_t line_len;
+    char table_header[1024];
+    char table_row[1024];
+    int table_started;
+} jb_ctx;
+
+/* Collective failure, for conditions every rank sees alike: rank 0 prints
+ * "jb-NAME: error: ..." as one line, every rank finalizes and exits 2. */
+void jb_fail(jb_ctx *ctx, const char *fmt, ...) __attribute__((format(printf, 2, 3), noreturn));
+/* For conditions seen on some ranks only: agreed by one MPI_Allreduce, so
+ * every rank fails together (the message names how many ranks saw it). */
+void jb_fail_if_any(jb_ctx *ctx, int local_bad, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+/* Ends the run naming the option when a jb_parse_* call failed (rc != 0,
+ * message in err):  jb_option(ctx, "--calls", jb_parse_long(..., err), err). */
+void jb_option(jb_ctx *ctx, const char *optname, int rc, const char *err);
+
+/* Refuses the run, naming the largest term, when the memory it will hold per
+ * task overflows or exceeds ctx->memory_per_task.  Every rank computes the
+ * same sum from the options, so this needs no communication. */
+void jb_memory_check(jb_ctx *ctx, const jb_memory *m);
+/* calloc(count, size) for what (named in the error); a failure (only after
+ * jb_memory_check passed: the node ran out) prints one line and aborts the job. */
+void *jb_alloc(jb_ctx *ctx, size_t count, size_t size, const char *what);
+
+#endif

@@ -1,0 +1,68 @@
+/* Start-up and the options every benchmark takes: MPI_Init, the common options'
+ * table and help, then, once parsed, the nodes, the timer, the placement and the
+ * clocks. */
+#ifndef JB_OPTIONS_H
+#define JB_OPTIONS_H
+
+#include <getopt.h>
+
+#include "jb_context.h"
+
+/* Options every benchmark takes; a benchmark lists them after its own in
+ * its getopt_long table and passes unhandled codes to jb_common_option.
+ * Their codes lie above every character a benchmark's short codes use. */
+enum jb_common_code {
+    JB_OPT_JSON = 0x100,
+    JB_OPT_CALLS,
+    JB_OPT_WARMUP,
+    JB_OPT_SEED,
+    JB_OPT_VALIDATE,
+    JB_OPT_TASKS_PER_NODE,
+    JB_OPT_VERSION,
+    JB_OPT_TIMEOUT,
+    JB_OPT_SYNC,
+    JB_OPT_WINDOW,
+};
+
+#define JB_COMMON_LONGOPTS                                           \
+    {"json", required_argument, NULL, JB_OPT_JSON},                  \
+    {"calls", required_argument, NULL, JB_OPT_CALLS},                \
+    {"warmup", required_argument, NULL, JB_OPT_WARMUP},              \
+    {"seed", required_argument, NULL, JB_OPT_SEED},                  \
+    {"validate", no_argument, NULL, JB_OPT_VALIDATE},                \
+    {"tasks-per-node", required_argument, NULL, JB_OPT_TASKS_PER_NODE}, \
+    {"timeout", required_argument, NULL, JB_OPT_TIMEOUT},            \
+    {"sync", required_argument, NULL, JB_OPT_SYNC},                  \
+    {"window", required_argument, NULL, JB_OPT_WINDOW},              \
+    {"help", no_argument, NULL, 'h'},                                \
+    {"version", no_argument, NULL, JB_OPT_VERSION},                  \
+    {NULL, 0, NULL, 0}
+
+#define JB_COMMON_HELP                                                                      \
+    "  --calls N             timed calls (repetitions) per result\n"                        \
+    "  --warmup N            untimed calls before the timed ones\n"                         \
+    "  --tasks-per-node K    treat each K consecutive ranks as one node (virtual nodes)\n" \
+    "  --validate            check every received payload; a mismatch is an error\n"       \
+    "  --seed S              seed of the random streams (per rank)\n"                       \
+    "  --json FILE           write the whole run as JSON (atomically)\n"                    \
+    "  --timeout S           end the run, naming where it was, after S seconds; 0: never\n" \
+    "                        [$JB_TIMEOUT, else 0]\n"                                       \
+    "  --sync barrier|window start each call after a barrier, or when its window opens on\n" \
+    "                        the synchronised clock [barrier]\n"                          \
+    "  --window US           the windows' length with --sync window [1000]\n"             \
+    "  --version, --help\n"
+
+/* MPI_Init and defaults; calls and warmup are the benchmark's defaults. */
+void jb_init(jb_ctx *ctx, int *argc, char ***argv, const char *name, const char *usage,
+             long calls, long warmup);
+/* getopt_long over the command line: the next option's code, or -1 at the end.
+ * An unknown option, a missing value or a value given to an option that takes
+ * none ends the run with one line naming the argument as written. */
+int jb_getopt(jb_ctx *ctx, const struct option *longopts);
+/* Handles a common option; returns 0 if c is not one. */
+int jb_common_option(jb_ctx *ctx, int c, const char *arg);
+/* Ends option parsing: rejects positional arguments, detects nodes,
+ * calibrates the timer. */
+void jb_options_done(jb_ctx *ctx, int optind_after);
+
+#endif

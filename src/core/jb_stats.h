@@ -1,0 +1,53 @@
+/* Statistics of one array, log-binned histograms that merge across ranks,
+ * and a seedable RNG (no MPI, unit-tested alone). */
+#ifndef JB_STATS_H
+#define JB_STATS_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+/* ---- statistics on one array -------------------------------------------- */
+typedef struct {
+    size_t n;
+    double mean, stddev, min, max;
+    double p50, p90, p99, p999;
+} jb_summary;
+
+/* Percentile q in [0, 100] of sorted[0..n-1], linear interpolation between
+ * closest ranks (numpy's default, Hyndman & Fan type 7). */
+double jb_percentile_sorted(const double *sorted, size_t n, double q);
+/* Summary of x (not modified; a sorted copy is made). */
+void jb_summarize(const double *x, size_t n, jb_summary *s);
+
+/* ---- log-binned histogram ------------------------------------------------
+ * Fixed bin edges, identical on every rank, so histograms merge across ranks
+ * by summing counts (one MPI_Reduce of JB_HIST_NBINS counters). */
+#define JB_HIST_BINS_PER_DECADE 20
+#define JB_HIST_LO_US 1e-3   /* lower edge of bin 1; bin 0 holds smaller values */
+#define JB_HIST_DECADES 11   /* up to 1e8 us = 100 s; the last bin holds larger */
+#define JB_HIST_NBINS (JB_HIST_BINS_PER_DECADE * JB_HIST_DECADES + 2)
+typedef struct {
+    uint64_t count[JB_HIST_NBINS];
+} jb_hist;
+
+void jb_hist_clear(jb_hist *h);
+void jb_hist_add(jb_hist *h, double us);
+int jb_hist_bin(double us);
+double jb_hist_lower(int bin); /* 0 for bin 0 */
+double jb_hist_upper(int bin); /* +inf for the last bin */
+uint64_t jb_hist_total(const jb_hist *h);
+/* Percentile estimated from the histogram: the geometric middle of the bin
+ * holding the q-th percentile sample (within 6 % of the true value, given 20
+ * bins per decade). */
+double jb_hist_percentile(const jb_hist *h, double q);
+
+/* ---- random numbers (splitmix64: tiny, seedable, same on every platform) */
+typedef struct { uint64_t state; } jb_rng;
+void jb_rng_seed(jb_rng *r, uint64_t seed, uint64_t stream);
+uint64_t jb_rng_next(jb_rng *r);
+double jb_rng_uniform(jb_rng *r); /* in [0, 1) */
+/* A gamma variate of this mean and standard deviation (shape (mean/sd)^2):
+ * right-skewed like the exchange times of Tabe et al.'s Figure 3.  sd 0: mean. */
+double jb_rng_gamma(jb_rng *r, double mean, double sd);
+
+#endif

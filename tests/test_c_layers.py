@@ -1,0 +1,90 @@
+"""The C core is a base, not a circle: src/core/jb_core.h includes its pieces bottom
+first, and that order is the layering.  Each piece (jb_<piece>.h and <piece>.c)
+includes only pieces below it, never one above, never the umbrella, never a benchmark's
+header; so the include graph of src/core has no cycle.  Read as text: nothing is built."""
+from __future__ import annotations
+
+import re
+from graphlib import CycleError, TopologicalSorter
+from pathlib import Path
+
+import pytest
+
+pytestmark = pytest.mark.unit
+
+CORE = Path(__file__).resolve().parents[1] / "src" / "core"
+UMBRELLA = "jb_core.h"
+INCLUDE = re.compile(r'^[ \t]*#[ \t]*include[ \t]*"([^"]+)"', re.M)
+
+
+def core_files() -> dict:
+    """{file name: its text} of every header and source of src/core."""
+    return {p.name: p.read_text() for p in sorted(CORE.iterdir()) if p.suffix in (".c", ".h")}
+
+
+def piece_of(name: str) -> str | None:
+    """jb_clock.h and clock.c are the piece clock; any other name is none."""
+    m = re.fullmatch(r"jb_(\w+)\.h|(\w+)\.c", name)
+    return m and (m.group(1) or m.group(2))
+
+
+def violations(files: dict) -> list:
+    """What breaks the layering, one line each: the order is the umbrella's includes."""
+    order = [piece_of(h) for h in INCLUDE.findall(files[UMBRELLA])]
+    rank = {piece: at for at, piece in enumerate(order)}
+    found = []
+    headers = {piece_of(n) for n in files if n.endswith(".h") and n != UMBRELLA}
+    sources = {piece_of(n) for n in files if n.endswith(".c")}
+    if len(set(order)) != len(order) or set(order) != headers:
+        found.append(f"{UMBRELLA} must include every piece's header once: it has {order}, the pieces are "
+                     f"{sorted(headers, key=str)}")
+    found += [f"{piece}: a header without a source, or a source without a header"
+              for piece in sorted(headers ^ sources, key=str)]
+    for name, text in files.items():
+        if name == UMBRELLA:
+            continue
+        piece = piece_of(name)
+        for included in INCLUDE.findall(text):
+            if included == f"jb_{piece}.h" and name.endswith(".c"):
+                continue  # a source includes its own header
+            if included not in files:
+                found.append(f"{name} includes {included}, which is not a piece of the core")
+            elif included == UMBRELLA:
+                found.append(f"{name} includes the umbrella {UMBRELLA}: include the pieces it uses")
+            elif rank.get(piece_of(included), len(order)) >= rank.get(piece, -1):
+                found.append(f"{name} ({piece}) includes {included}, which is not below it in {UMBRELLA}'s order")
+    return found
+
+
+def include_graph(files: dict) -> dict:
+    return {name: set(INCLUDE.findall(text)) & set(files) for name, text in files.items()}
+
+
+def test_the_core_is_layered_as_its_umbrella_says():
+    assert violations(core_files()) == []
+
+
+def test_the_core_includes_form_no_cycle():
+    files = core_files()
+    order = list(TopologicalSorter(include_graph(files)).static_order())  # CycleError on a circle
+    assert sorted(order) == sorted(files)
+
+
+def test_the_layers_are_the_documented_ones():
+    # the benchmarks' shared base first, start-up last; a change here is a change of design
+    assert [piece_of(h) for h in INCLUDE.findall((CORE / UMBRELLA).read_text())] == [
+        "parse", "stats", "json", "clock", "context", "watchdog", "files", "placement", "network", "output",
+        "calls", "inject", "options"]
+
+
+def test_a_circle_or_an_upward_include_is_caught():
+    files = core_files()
+    files["jb_clock.h"] += '\n#include "jb_calls.h"\n'  # the circle the core had: clock <-> calls
+    files["jb_files.h"] += '\n#include "jb_core.h"\n'
+    files["output.c"] += '\n#include "cycle.h"\n'   # a benchmark's kernel
+    found = violations(files)
+    assert any(line.startswith("jb_clock.h (clock) includes jb_calls.h") for line in found), found
+    assert any(line.startswith("jb_files.h includes the umbrella") for line in found), found
+    assert any(line.startswith("output.c includes cycle.h") for line in found), found
+    with pytest.raises(CycleError):  # jb_calls.h -> jb_context.h -> jb_clock.h -> jb_calls.h
+        list(TopologicalSorter(include_graph(files)).static_order())
