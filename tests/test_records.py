@@ -12,6 +12,7 @@ from pathlib import Path
 
 import pytest
 
+from conftest import install_prefix
 from jitterbench import benchmarks
 from jitterbench import mpi as mpis
 
@@ -112,10 +113,10 @@ def test_a_benchmark_is_its_folder_and_its_record_built_listed_planned_run_table
                  ["cmake", "--build", str(build), "-j", "2", "--target", "jb-toy"]):
         done = run(*step)
         assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
-    prefix = tmp_path / "prefix" / "openmpi" / "bin"
-    prefix.mkdir(parents=True)
-    (prefix / "jb-toy").symlink_to(build / "jb-toy")
-    env["JB_PREFIX"] = str(tmp_path / "prefix" / "{environ}")
+    # the checkout's binaries (ci/setup.sh built them), and jb-toy beside them
+    prefix = install_prefix(tmp_path / "prefix")
+    (prefix / m.name / "bin" / "jb-toy").symlink_to(build / "jb-toy")
+    env["JB_PREFIX"] = str(prefix / "{environ}")
 
     reframe = [str(Path(sys.executable).with_name("reframe")), "-C", "systems/config.py"]
     listed = run(*reframe, "--mode", "quick", "-n", "ToyCheck", "-p", "openmpi", "-l")
@@ -127,7 +128,7 @@ def test_a_benchmark_is_its_folder_and_its_record_built_listed_planned_run_table
     assert ran.returncode == 0, ran.stdout[-4000:]
     report = tmp_path / "out" / "report.json"
     (case,) = [c for r in json.loads(report.read_text())["runs"] for c in r["testcases"] if c["name"].startswith("ToyCheck")]
-    assert {p["name"] for p in case["perfvars"]} == {"max_8", "avg_8"}  # the quick mode's one size, its two variables
+    assert {name.split(":")[-1] for name in case["perfvalues"]} == {"max_8", "avg_8"}  # the quick size, 2 variables
 
     tabled = run(sys.executable, "-m", "jitterbench", "table", str(report))
     assert tabled.returncode == 0 and any(line.startswith("ToyCheck") for line in tabled.stdout.splitlines()), \
