@@ -34,6 +34,14 @@ void jb_calls_memory(jb_memory *m, long calls)
     jb_memory_add(m, "--calls (10 arrays of per-call times)", (size_t)calls, 10 * sizeof(double));
 }
 
+void jb_calls_memory_variants(jb_memory *m, long calls, long variants)
+{
+    size_t per_variant;
+    if (jb_mul((size_t)calls, 10 * sizeof(double), &per_variant) != 0)
+        per_variant = (size_t)-1;
+    jb_memory_add(m, "--calls x variants (10 arrays of per-call times each)", (size_t)variants, per_variant);
+}
+
 void jb_calls_free(jb_calls *s)
 {
     free(s->mine);
@@ -56,6 +64,8 @@ void jb_calls_clear(jb_calls *s)
         s->mine[c] = NAN; /* not recorded */
     s->timed_starts = 0;
     s->late_starts = s->all_late_starts = 0;
+    s->timed = 0;
+    s->error_bound = 0;
 }
 
 void jb_calls_begin(jb_ctx *ctx, jb_calls *s, const char *fmt, ...)
@@ -75,6 +85,49 @@ void jb_calls_begin(jb_ctx *ctx, jb_calls *s, const char *fmt, ...)
         MPI_Bcast(&first, 1, MPI_DOUBLE, 0, MPI_COMM_WORLD);
         s->first_window = first;
     }
+}
+
+void jb_calls_schedule(jb_ctx *ctx, jb_schedule *sch, int variants)
+{
+    if (jb_schedule_init(sch, variants, ctx->opt.calls, ctx->opt.warmup, ctx->opt.rounds, !ctx->opt.order_given,
+                         ctx->opt.seed) != 0)
+        jb_fail(ctx, "out of memory for the order of %d variants", variants);
+}
+
+void jb_calls_share(jb_ctx *ctx, jb_calls *s, const jb_schedule *sch, const char *fmt, ...)
+{
+    char where[256];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(where, sizeof where, fmt, ap);
+    va_end(ap);
+    if (sch->round == 0)
+        jb_calls_clear(s);
+    if (sch->rounds > 1)
+        jb_watch("%s round %ld of %ld,", where, sch->round + 1, sch->rounds);
+    else
+        jb_watch("%s", where);
+    jb_sync_clocks(&ctx->clock);
+    if (ctx->clock.error_bound > s->error_bound)
+        s->error_bound = ctx->clock.error_bound; /* the worst of the variant's shares */
+    if (ctx->opt.sync == JB_SYNC_WINDOW) {
+        /* the share's first call, first - warm, gets the window that opens once every
+         * rank has surely heard of it; the windows of its later calls follow */
+        double first = jb_global_time(&ctx->clock) + 1e-3 + 4 * ctx->opt.window_us * 1e-6;
+        MPI_Bcast(&first, 1, MPI_DOUBLE, 0, MPI_COMM_WORLD);
+        s->first_window = first - (double)(sch->first - sch->warm + ctx->opt.warmup) * ctx->opt.window_us * 1e-6;
+    }
+}
+
+void jb_calls_schedule_end(jb_ctx *ctx, jb_schedule *sch, const jb_calls *st)
+{
+    jb_json *cfg = &ctx->config;
+    jb_schedule_record(sch, cfg);
+    jb_json_array(cfg, "order_timed_calls"); /* per variant, counted as rank 0 recorded them */
+    for (int v = 0; v < sch->variants; v++)
+        jb_json_int(cfg, NULL, st[v].timed);
+    jb_json_end(cfg);
+    jb_schedule_free(sch);
 }
 
 double jb_call_start(jb_ctx *ctx, jb_calls *s, MPI_Comm comm, long c)
@@ -101,6 +154,7 @@ double jb_call_start(jb_ctx *ctx, jb_calls *s, MPI_Comm comm, long c)
 void jb_calls_record(jb_calls *s, long call, double us)
 {
     s->mine[call] = us;
+    s->timed++;
     jb_hist_add(&s->local, us);
     jb_watch_call_done();
 }

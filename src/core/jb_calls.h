@@ -7,6 +7,7 @@
 #include "jb_context.h"
 #include "jb_json.h"
 #include "jb_parse.h"
+#include "jb_schedule.h"
 #include "jb_stats.h"
 
 /* ---- per-call statistics over tasks ----------------------------------------
@@ -32,15 +33,37 @@ typedef struct {
     double task_mean_max, task_mean_min; /* over tasks of each task's mean over calls (IMB's t_max, t_min) */
     jb_hist all;             /* merged, rank 0 after reduce */
     int tasks;               /* tasks that recorded each call */
+    long timed;              /* calls this task recorded since the clear: what the schedule gave it */
 } jb_calls;
 
 void jb_calls_init(jb_ctx *ctx, jb_calls *s, long calls);
 void jb_calls_memory(jb_memory *m, long calls);
+/* The same for one jb_calls per variant of a schedule. */
+void jb_calls_memory_variants(jb_memory *m, long calls, long variants);
 void jb_calls_free(jb_calls *s);
 void jb_calls_clear(jb_calls *s);
 /* Before each result: clears s, names the variant for the watchdog (printf-like),
  * synchronises the clocks again.  Collective over MPI_COMM_WORLD. */
 void jb_calls_begin(jb_ctx *ctx, jb_calls *s, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+/* ---- variants in the order of a schedule (jb_schedule.h) -----------------
+ * A benchmark keeps one jb_calls per variant and runs:
+ *     jb_calls_schedule(ctx, &sch, variants);
+ *     while (jb_schedule_next(&sch)) {
+ *         jb_calls_share(ctx, &st[sch.variant], &sch, "name of the variant,");
+ *         for (long c = sch.first - sch.warm; c < sch.end; c++) ... one call ...
+ *     }
+ *     jb_calls_schedule_end(ctx, &sch, st);   then reduce and report each variant
+ * jb_calls_schedule starts the schedule from --order, --rounds and --seed; a failure
+ * ends the run. */
+void jb_calls_schedule(jb_ctx *ctx, jb_schedule *sch, int variants);
+/* Before each share: clears s at the variant's first, names the share for the
+ * watchdog, synchronises the clocks again and, with --sync window, opens the
+ * share's windows from now.  Collective over MPI_COMM_WORLD. */
+void jb_calls_share(jb_ctx *ctx, jb_calls *s, const jb_schedule *sch, const char *fmt, ...)
+    __attribute__((format(printf, 4, 5)));
+/* Records the order (jb_schedule_record) and the timed calls rank 0 made per variant
+ * in the config, and frees the schedule. */
+void jb_calls_schedule_end(jb_ctx *ctx, jb_schedule *sch, const jb_calls *st);
 /* Starts timed call c (c < 0: warm-up) as --sync says: after a barrier of comm,
  * or when its window opens; returns MPI_Wtime() at the start and records it. */
 double jb_call_start(jb_ctx *ctx, jb_calls *s, MPI_Comm comm, long c);

@@ -21,6 +21,8 @@ typedef struct {
     long timeout;        /* seconds; 0: no watchdog */
     int sync;            /* JB_SYNC_BARRIER or JB_SYNC_WINDOW */
     double window_us;
+    long rounds;         /* --rounds: the shuffled order's rounds */
+    int order_given;     /* --order given: the variants one after another */
 } jb_common;
 
 /* Where this rank lives: real nodes from MPI_Comm_split_type, or virtual

@@ -7,6 +7,7 @@
  *   parse      checked sizes, a run's memory sum, option values       (no MPI)
  *   stats      statistics of an array, histograms, the RNG            (no MPI)
  *   json       the JSON builder                                       (no MPI)
+ *   schedule   the order of a run's variants: shuffled rounds          (no MPI)
  *   clock      the synchronised clock: offsets to rank 0's
  *   context    the run's state (jb_ctx), collective errors, checked allocation
  *   watchdog   --timeout
@@ -28,6 +29,7 @@
 #include "jb_parse.h"
 #include "jb_stats.h"
 #include "jb_json.h"
+#include "jb_schedule.h"
 #include "jb_clock.h"
 #include "jb_context.h"
 #include "jb_watchdog.h"

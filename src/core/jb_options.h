@@ -22,6 +22,8 @@ enum jb_common_code {
     JB_OPT_TIMEOUT,
     JB_OPT_SYNC,
     JB_OPT_WINDOW,
+    JB_OPT_ROUNDS,
+    JB_OPT_ORDER,
 };
 
 #define JB_COMMON_LONGOPTS                                           \
@@ -34,6 +36,8 @@ enum jb_common_code {
     {"timeout", required_argument, NULL, JB_OPT_TIMEOUT},            \
     {"sync", required_argument, NULL, JB_OPT_SYNC},                  \
     {"window", required_argument, NULL, JB_OPT_WINDOW},              \
+    {"rounds", required_argument, NULL, JB_OPT_ROUNDS},              \
+    {"order", required_argument, NULL, JB_OPT_ORDER},                \
     {"help", no_argument, NULL, 'h'},                                \
     {"version", no_argument, NULL, JB_OPT_VERSION},                  \
     {NULL, 0, NULL, 0}
@@ -50,6 +54,11 @@ enum jb_common_code {
     "  --sync barrier|window start each call after a barrier, or when its window opens on\n" \
     "                        the synchronised clock [barrier]\n"                          \
     "  --window US           the windows' length with --sync window [1000]\n"             \
+    "  --order shuffled|given  shuffled: the variants (sizes, patterns, methods) take turns\n" \
+    "                        in --rounds rounds, each round in a new order drawn from\n"    \
+    "                        --seed, each running its share of the calls; given: each\n"  \
+    "                        variant's calls in a row, in the order listed [shuffled]\n"   \
+    "  --rounds R            rounds of the shuffled order, at most --calls [10]\n"         \
     "  --version, --help\n"
 
 /* MPI_Init and defaults; calls and warmup are the benchmark's defaults. */

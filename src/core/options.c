@@ -20,6 +20,8 @@
 
 static void timeout_from_environment(jb_ctx *ctx);
 
+static const char *const order_names[] = {"shuffled", "given", NULL};
+
 void jb_init(jb_ctx *ctx, int *argc, char ***argv, const char *name, const char *usage,
              long calls, long warmup)
 {
@@ -35,6 +37,7 @@ void jb_init(jb_ctx *ctx, int *argc, char ***argv, const char *name, const char 
     ctx->opt.warmup = warmup;
     ctx->opt.seed = 12345;
     ctx->opt.window_us = 1000;
+    ctx->opt.rounds = 10;
     jb_json_init(&ctx->config);
     jb_json_init(&ctx->results);
     jb_json_init(&ctx->placement);
@@ -98,6 +101,12 @@ int jb_common_option(jb_ctx *ctx, int c, const char *arg)
             jb_fail(ctx, "--sync: '%s' is not barrier or window", arg);
         return 1;
     case JB_OPT_WINDOW: jb_option(ctx, "--window", jb_parse_double(arg, 1, 1e7, &o->window_us, err), err); return 1;
+    case JB_OPT_ROUNDS: jb_option(ctx, "--rounds", jb_parse_long(arg, 1, 1000000, &o->rounds, err), err); return 1;
+    case JB_OPT_ORDER:
+        if ((v = jb_lookup(arg, order_names)) < 0)
+            jb_fail(ctx, "--order: '%s' is not shuffled or given", arg);
+        o->order_given = v == 1;
+        return 1;
     case 'h': print_help(ctx);
     case JB_OPT_VERSION:
         if (ctx->rank == 0)

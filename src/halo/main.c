@@ -127,8 +127,12 @@ static void parse_options(jb_ctx *ctx, int argc, char **argv, halo_options *o)
            largest = ns_most > ew_most ? ns_most : ew_most;
     jb_memory m = {0};
     jb_memory_add(&m, "--size (a send and a receive buffer per direction)", 2 * NDIRS, largest + 1);
-    jb_calls_memory(&m, ctx->opt.calls);
-    jb_memory_add(&m, "--calls (noise injected per call)", 2, (size_t)ctx->opt.calls * sizeof(double));
+    long variants = 0;
+    for (int p = 0; p < NPATTERNS; p++)
+        variants += o->patterns[p] ? o->nsizes : 0;
+    jb_calls_memory_variants(&m, ctx->opt.calls, variants);
+    jb_memory_add(&m, "--calls x variants (noise injected per call)", (size_t)variants + 1,
+                  (size_t)ctx->opt.calls * sizeof(double));
     jb_memory_add(&m, "--trace-tasks x --calls (on rank 0)", (size_t)o->ntraced, (size_t)ctx->opt.calls * sizeof(double));
     jb_memory_check(ctx, &m);
 }
@@ -262,62 +266,90 @@ int main(int argc, char **argv)
                " p50/p99 = percentiles of the per-call MAX; times in us\n", calls, ctx.opt.warmup);
     }
 
-    jb_calls st;
-    jb_calls_init(&ctx, &st, calls);
-    double *injected_mine = jb_alloc(&ctx, (size_t)calls, sizeof *injected_mine, "--calls");
+    /* the variants, sizes outer and patterns inner as the results list them */
+    int variants = 0, *variant_size = jb_alloc(&ctx, (size_t)o.nsizes * NPATTERNS, sizeof(int), "--size"),
+        *variant_pattern = jb_alloc(&ctx, (size_t)o.nsizes * NPATTERNS, sizeof(int), "--size");
+    for (int s = 0; s < o.nsizes; s++)
+        for (int pattern = 0; pattern < NPATTERNS; pattern++)
+            if (o.patterns[pattern]) {
+                variant_size[variants] = s;
+                variant_pattern[variants++] = pattern;
+            }
+    jb_calls *st = jb_alloc(&ctx, (size_t)variants, sizeof *st, "--size x --pattern");
+    for (int v = 0; v < variants; v++)
+        jb_calls_init(&ctx, &st[v], calls);
+    long *injected = jb_alloc(&ctx, (size_t)variants, sizeof *injected, "--size x --pattern"),
+         *bad_bytes = jb_alloc(&ctx, (size_t)variants, sizeof *bad_bytes, "--size x --pattern");
+    /* which calls got noise, per variant, only when the series shows it */
+    size_t injected_series = o.series && o.noise.p > 0 ? (size_t)variants : 1;
+    double *injected_mine = jb_alloc(&ctx, injected_series * (size_t)calls, sizeof *injected_mine, "--calls");
     double *injected_per_call = jb_alloc(&ctx, (size_t)calls, sizeof *injected_per_call, "--calls");
     double **traces = jb_alloc(&ctx, (size_t)o.ntraced + 1, sizeof *traces, "--trace-tasks");
     for (int k = 0; ctx.rank == 0 && k < o.ntraced; k++)
         traces[k] = jb_alloc(&ctx, (size_t)calls, sizeof **traces, "--trace-tasks x --calls");
+    size_t largest = jb_largest(o.ns_sizes, o.nsizes) > jb_largest(o.ew_sizes, o.nsizes)
+                         ? jb_largest(o.ns_sizes, o.nsizes) : jb_largest(o.ew_sizes, o.nsizes);
+    for (int d = 0; d < NDIRS; d++) {
+        h.send[d] = jb_alloc(&ctx, largest + 1, 1, "--size");
+        h.recv[d] = jb_alloc(&ctx, largest + 1, 1, "--size");
+    }
 
-    for (int s = 0; s < o.nsizes; s++) {
-        for (int d = 0; d < NDIRS; d++) {
+    jb_schedule sch;
+    jb_calls_schedule(&ctx, &sch, variants);
+    while (jb_schedule_next(&sch)) {
+        int v = sch.variant, s = variant_size[v], pattern = variant_pattern[v];
+        double *injected_of = injected_mine + (injected_series > 1 ? (size_t)v * (size_t)calls : 0);
+        for (int d = 0; d < NDIRS; d++)
             h.bytes[d] = d == NORTH || d == SOUTH ? o.ns_sizes[s] : o.ew_sizes[s];
-            h.send[d] = jb_alloc(&ctx, h.bytes[d] + 1, 1, "--size");
-            h.recv[d] = jb_alloc(&ctx, h.bytes[d] + 1, 1, "--size");
-        }
-        for (int pattern = 0; pattern < NPATTERNS; pattern++) {
-            if (!o.patterns[pattern])
-                continue;
-            long bad_bytes = 0, injected = 0, injected_all = 0;
-            jb_calls_begin(&ctx, &st, "pattern %s, sizes %zu (north-south) and %zu (east-west),",
-                           halo_pattern_names[pattern], o.ns_sizes[s], o.ew_sizes[s]);
-            for (long c = -ctx.opt.warmup; c < calls; c++) {
-                if (ctx.opt.validate)
-                    fill_payloads(&h, g, c);
-                double t0 = jb_call_start(&ctx, &st, h.comm, c);
-                int inject = jb_noise_maybe(&o.noise);
-                halo_exchange_run(&h, pattern);
-                double us = (MPI_Wtime() - t0) * 1e6;
-                if (ctx.opt.validate)
-                    bad_bytes += check_payloads(&h, c);
-                if (c >= 0) {
-                    jb_calls_record(&st, c, us);
-                    injected += inject;
-                    injected_mine[c] = inject;
-                }
+        jb_calls_share(&ctx, &st[v], &sch, "pattern %s, sizes %zu (north-south) and %zu (east-west),",
+                       halo_pattern_names[pattern], o.ns_sizes[s], o.ew_sizes[s]);
+        for (long c = sch.first - sch.warm; c < sch.end; c++) {
+            if (ctx.opt.validate)
+                fill_payloads(&h, g, c);
+            double t0 = jb_call_start(&ctx, &st[v], h.comm, c);
+            int inject = jb_noise_maybe(&o.noise);
+            halo_exchange_run(&h, pattern);
+            double us = (MPI_Wtime() - t0) * 1e6;
+            if (ctx.opt.validate)
+                bad_bytes[v] += check_payloads(&h, c);
+            if (c >= 0) {
+                jb_calls_record(&st[v], c, us);
+                injected[v] += inject;
+                injected_of[c] = inject;
             }
-            jb_calls_reduce(&st, MPI_COMM_WORLD);
-            MPI_Reduce(&injected, &injected_all, 1, MPI_LONG, MPI_SUM, 0, MPI_COMM_WORLD);
-            if (o.series && o.noise.p > 0)
-                MPI_Reduce(injected_mine, injected_per_call, (int)calls, MPI_DOUBLE, MPI_SUM, 0, MPI_COMM_WORLD);
-            collect_traces(&ctx, &o, st.mine, traces);
-            jb_fail_if_any(&ctx, bad_bytes != 0, "--validate: pattern %s received wrong payload bytes",
-                           halo_pattern_names[pattern]);
-            if (ctx.rank == 0)
-                report(&ctx, &o, pattern, s, &st, injected_all, injected_per_call, traces, off_node_max);
-        }
-        for (int d = 0; d < NDIRS; d++) {
-            free(h.send[d]);
-            free(h.recv[d]);
         }
     }
-    jb_calls_free(&st);
+    jb_calls_schedule_end(&ctx, &sch, st);
+
+    for (int v = 0; v < variants; v++) {
+        int s = variant_size[v], pattern = variant_pattern[v];
+        long injected_all = 0;
+        jb_calls_reduce(&st[v], MPI_COMM_WORLD);
+        MPI_Reduce(&injected[v], &injected_all, 1, MPI_LONG, MPI_SUM, 0, MPI_COMM_WORLD);
+        if (injected_series > 1)
+            MPI_Reduce(injected_mine + (size_t)v * (size_t)calls, injected_per_call, (int)calls, MPI_DOUBLE, MPI_SUM,
+                       0, MPI_COMM_WORLD);
+        collect_traces(&ctx, &o, st[v].mine, traces);
+        jb_fail_if_any(&ctx, bad_bytes[v] != 0, "--validate: pattern %s received wrong payload bytes",
+                       halo_pattern_names[pattern]);
+        if (ctx.rank == 0)
+            report(&ctx, &o, pattern, s, &st[v], injected_all, injected_per_call, traces, off_node_max);
+        jb_calls_free(&st[v]);
+    }
+    for (int d = 0; d < NDIRS; d++) {
+        free(h.send[d]);
+        free(h.recv[d]);
+    }
     for (int k = 0; k < o.ntraced; k++)
         free(traces[k]);
     free(traces);
+    free(st);
+    free(injected);
+    free(bad_bytes);
     free(injected_mine);
     free(injected_per_call);
+    free(variant_size);
+    free(variant_pattern);
     MPI_Comm_free(&h.comm);
     return jb_finish(&ctx);
 }
