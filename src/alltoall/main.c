@@ -130,8 +130,10 @@ int main(int argc, char **argv)
     jb_memory m = {0};
     jb_memory_add(&m, "--size x tasks (a send and a receive buffer)", 2, max_size * (size_t)ctx.size + 1);
     jb_memory_add(&m, "tasks (four times per round)", 4 * (size_t)ctx.size, sizeof(double));
-    jb_memory_add(&m, "--max-samples (on rank 0)", (size_t)per_task * ((size_t)ctx.size + 1), sizeof(double));
-    jb_calls_memory(&m, ctx.opt.calls);
+    long variants_most = (long)nprocs * nsizes * (methods[0] + methods[1]);
+    jb_memory_add(&m, "--max-samples (on rank 0)", (size_t)per_task * (size_t)ctx.size, sizeof(double));
+    jb_memory_add(&m, "--max-samples x variants", (size_t)per_task * (size_t)variants_most, sizeof(double));
+    jb_calls_memory_variants(&m, ctx.opt.calls, variants_most);
     jb_memory_check(&ctx, &m);
 
     alltoall_run a = {.comm = MPI_COMM_WORLD, .noise = &noise};
@@ -143,7 +145,6 @@ int main(int argc, char **argv)
     times.ready = jb_alloc(&ctx, (size_t)ctx.size, sizeof *times.ready, "the rounds");
     times.end = jb_alloc(&ctx, (size_t)ctx.size, sizeof *times.end, "the rounds");
     double *partner_start = jb_alloc(&ctx, (size_t)ctx.size, sizeof *partner_start, "the rounds");
-    double *mine = jb_alloc(&ctx, (size_t)per_task, sizeof *mine, "--max-samples");
     double *samples = ctx.rank == 0 ? jb_alloc(&ctx, (size_t)per_task * (size_t)ctx.size, sizeof *samples,
                                                "--max-samples") : NULL;
 
@@ -162,116 +163,148 @@ int main(int argc, char **argv)
         printf("# jb-alltoall: %d tasks; %ld calls after %ld warm-up; times in us\n", ctx.size, ctx.opt.calls,
                ctx.opt.warmup);
 
-    jb_calls st;
-    jb_calls_init(&ctx, &st, ctx.opt.calls);
-    for (int k = 0; k < nprocs; k++) {
-        /* the first P tasks exchange; the others take part in each call's barrier only */
-        int member = ctx.rank < procs[k];
-        MPI_Comm_split(MPI_COMM_WORLD, member ? 0 : MPI_UNDEFINED, ctx.rank, &a.comm);
-        a.nprocs = (int)procs[k];
+    /* the variants, task counts outer, then sizes, then methods, as the results list them */
+    int variants = 0, most = nprocs * nsizes * 2;
+    struct variant {
+        int k, i, method;
+        long kept, bad, unknown, injected;
+        jb_hist exchanges, idles;
+    } *vs = jb_alloc(&ctx, (size_t)most, sizeof *vs, "--procs x --size x --method");
+    for (int k = 0; k < nprocs; k++)
+        for (int i = 0; i < nsizes; i++)
+            for (int method = 0; method < 2; method++)
+                if (methods[method])
+                    vs[variants++] = (struct variant){.k = k, .i = i, .method = method};
+    jb_calls *st = jb_alloc(&ctx, (size_t)variants, sizeof *st, "--procs x --size x --method");
+    double *mine = jb_alloc(&ctx, (size_t)variants * (size_t)per_task, sizeof *mine, "--max-samples");
+    for (int v = 0; v < variants; v++)
+        jb_calls_init(&ctx, &st[v], ctx.opt.calls);
+    /* the first P tasks exchange; the others take part in each call's barrier only */
+    MPI_Comm *comms = jb_alloc(&ctx, (size_t)nprocs, sizeof *comms, "--procs");
+    for (int k = 0; k < nprocs; k++)
+        MPI_Comm_split(MPI_COMM_WORLD, ctx.rank < procs[k] ? 0 : MPI_UNDEFINED, ctx.rank, &comms[k]);
+
+    jb_schedule sch;
+    jb_calls_schedule(&ctx, &sch, variants);
+    while (jb_schedule_next(&sch)) {
+        struct variant *w = &vs[sch.variant];
+        int method = w->method, member = ctx.rank < procs[w->k];
+        a.comm = comms[w->k];
+        a.nprocs = (int)procs[w->k];
         a.me = ctx.rank;
         a.rounds = alltoall_rounds(a.nprocs);
-        for (int i = 0; i < nsizes; i++) {
-            a.size = sizes[i];
-            for (int method = 0; method < 2; method++) {
-                if (!methods[method])
+        a.size = sizes[w->i];
+        jb_calls *s = &st[sch.variant];
+        jb_calls_share(&ctx, s, &sch, "%d tasks, method %s, size %zu,", a.nprocs, method_names[method], a.size);
+        int timed_rounds = member && method == METHOD_PAIRWISE && idle != IDLE_NONE;
+        double *kept_times = mine + (size_t)sch.variant * (size_t)per_task;
+        long injected_before = a.injected;
+        for (long call = sch.first - sch.warm; call < sch.end; call++) {
+            if (member && ctx.opt.validate)
+                fill(&a);
+            if (call == 0)
+                injected_before = a.injected; /* the timed calls' */
+            double t0 = jb_call_start(&ctx, s, MPI_COMM_WORLD, call);
+            if (!member)
+                continue;
+            if (method == METHOD_PAIRWISE)
+                alltoall_pairwise(&a, timed_rounds ? &times : NULL, t0);
+            else
+                alltoall_collective(&a);
+            double t1 = MPI_Wtime(), us = (t1 - t0) * 1e6;
+            if (timed_rounds)
+                alltoall_pairwise_end(&a, &times, t1);
+            if (timed_rounds && idle == IDLE_TIMESTAMPS)
+                alltoall_partner_starts(&a, &times, ctx.clock.offset, partner_start);
+            if (ctx.opt.validate)
+                w->bad += check(&a);
+            if (call < 0)
+                continue;
+            jb_calls_record(s, call, us);
+            for (int r = 0; timed_rounds && r < a.rounds; r++) {
+                if (times.start[r] < 0)
                     continue;
-                jb_hist exchanges, idles, all_exchanges, all_idles;
-                jb_hist_clear(&exchanges);
-                jb_hist_clear(&idles);
-                jb_calls_begin(&ctx, &st, "%d tasks, method %s, size %zu,", a.nprocs, method_names[method], a.size);
-                int timed_rounds = member && method == METHOD_PAIRWISE && idle != IDLE_NONE;
-                long kept = 0, bad = 0, unknown = 0, all_unknown = 0, all_injected = 0;
-                for (long call = -ctx.opt.warmup; call < ctx.opt.calls; call++) {
-                    if (member && ctx.opt.validate)
-                        fill(&a);
-                    if (call == 0)
-                        a.injected = 0; /* the timed calls' */
-                    double t0 = jb_call_start(&ctx, &st, MPI_COMM_WORLD, call);
-                    if (!member)
-                        continue;
-                    if (method == METHOD_PAIRWISE)
-                        alltoall_pairwise(&a, timed_rounds ? &times : NULL, t0);
-                    else
-                        alltoall_collective(&a);
-                    double t1 = MPI_Wtime(), us = (t1 - t0) * 1e6;
-                    if (timed_rounds)
-                        alltoall_pairwise_end(&a, &times, t1);
-                    if (timed_rounds && idle == IDLE_TIMESTAMPS)
-                        alltoall_partner_starts(&a, &times, ctx.clock.offset, partner_start);
-                    if (ctx.opt.validate)
-                        bad += check(&a);
-                    if (call < 0)
-                        continue;
-                    jb_calls_record(&st, call, us);
-                    for (int r = 0; timed_rounds && r < a.rounds; r++) {
-                        if (times.start[r] < 0)
-                            continue;
-                        /* the exchange can move data once both have started.  A partner's start
-                         * that looks later than this end breaks causality (its data arrived
-                         * here): the clocks disagree by more than the exchange took, so its
-                         * exchange and idle times are unknown, counted and left out, never 0 */
-                        double both = idle == IDLE_HANDSHAKE ? times.ready[r]
-                                      : partner_start[r] > times.start[r] ? partner_start[r] : times.start[r];
-                        double exchange_us = (times.end[r] - both) * 1e6;
-                        if (!(exchange_us > 0)) {
-                            unknown++;
-                            continue;
-                        }
-                        jb_hist_add(&exchanges, exchange_us);
-                        jb_hist_add(&idles, (both - times.start[r]) * 1e6);
-                        if (kept < per_task)
-                            mine[kept++] = exchange_us;
-                    }
-                }
-                jb_fail_if_any(&ctx, bad != 0, "--validate: method %s received wrong payload bytes",
-                               method_names[method]);
-                jb_calls_reduce(&st, MPI_COMM_WORLD);
-                MPI_Reduce(exchanges.count, all_exchanges.count, JB_HIST_NBINS, MPI_UINT64_T, MPI_SUM, 0, MPI_COMM_WORLD);
-                MPI_Reduce(idles.count, all_idles.count, JB_HIST_NBINS, MPI_UINT64_T, MPI_SUM, 0, MPI_COMM_WORLD);
-                MPI_Reduce(&unknown, &all_unknown, 1, MPI_LONG, MPI_SUM, 0, MPI_COMM_WORLD);
-                MPI_Reduce(&a.injected, &all_injected, 1, MPI_LONG, MPI_SUM, 0, MPI_COMM_WORLD);
-                if (!member)
+                /* the exchange can move data once both have started.  A partner's start
+                 * that looks later than this end breaks causality (its data arrived
+                 * here): the clocks disagree by more than the exchange took, so its
+                 * exchange and idle times are unknown, counted and left out, never 0 */
+                double both = idle == IDLE_HANDSHAKE ? times.ready[r]
+                              : partner_start[r] > times.start[r] ? partner_start[r] : times.start[r];
+                double exchange_us = (times.end[r] - both) * 1e6;
+                if (!(exchange_us > 0)) {
+                    w->unknown++;
                     continue;
-                long kept_min = kept; /* the same number from every exchanging task */
-                MPI_Allreduce(&kept, &kept_min, 1, MPI_LONG, MPI_MIN, a.comm);
-                if (timed_rounds)
-                    MPI_Gather(mine, (int)kept_min, MPI_DOUBLE, samples, (int)kept_min, MPI_DOUBLE, 0, a.comm);
-                if (ctx.rank != 0)
-                    continue;
-                jb_result_begin(&ctx);
-                jb_result_str(&ctx, "method", method_names[method], 1);
-                jb_result_int(&ctx, "size", (long long)a.size, 1);
-                jb_result_int(&ctx, "tasks", a.nprocs, nprocs > 1);
-                jb_result_int(&ctx, "rounds", a.rounds, 0);
-                jb_result_int(&ctx, "calls", st.calls, 0);
-                jb_calls_report(&ctx, &st, series);
-                jb_result_num(&ctx, "throughput_mb_s", 2.0 * (a.nprocs - 1) * a.size / jb_calls_mean_max(&st), 1);
-                if (method == METHOD_PAIRWISE) {
-                    jb_result_str(&ctx, "idle_method", idle_names[idle], 0);
-                    jb_result_num(&ctx, "inject_probability", noise.p, 0);
-                    jb_result_int(&ctx, "injected_exchanges", all_injected, 0);
                 }
-                if (timed_rounds) {
-                    jb_result_num(&ctx, "exchange_p50_us", jb_hist_percentile(&all_exchanges, 50), 0);
-                    jb_result_num(&ctx, "exchange_p99_us", jb_hist_percentile(&all_exchanges, 99), 0);
-                    jb_result_num(&ctx, "idle_p50_us", jb_hist_percentile(&all_idles, 50), 0);
-                    jb_result_num(&ctx, "idle_p99_us", jb_hist_percentile(&all_idles, 99), 0);
-                    jb_result_int(&ctx, "exchanges_unknown", all_unknown, 0);
-                    jb_json *j = jb_result_json(&ctx);
-                    jb_json_hist(j, "exchange_histogram", &all_exchanges);
-                    jb_json_hist(j, "idle_histogram", &all_idles);
-                    jb_json_nums(j, "samples_us", samples, (size_t)kept_min * (size_t)a.nprocs);
-                    if (samples_path && i == 0 && k == nprocs - 1)
-                        write_samples(&ctx, samples_path, samples, (size_t)kept_min * (size_t)a.nprocs);
-                }
-                jb_result_end(&ctx);
+                jb_hist_add(&w->exchanges, exchange_us);
+                jb_hist_add(&w->idles, (both - times.start[r]) * 1e6);
+                if (w->kept < per_task)
+                    kept_times[w->kept++] = exchange_us;
             }
         }
-        if (member)
-            MPI_Comm_free(&a.comm);
+        w->injected += a.injected - injected_before;
     }
-    jb_calls_free(&st);
+    jb_calls_schedule_end(&ctx, &sch, st);
+
+    for (int v = 0; v < variants; v++) {
+        struct variant *w = &vs[v];
+        int method = w->method, member = ctx.rank < procs[w->k];
+        a.nprocs = (int)procs[w->k];
+        a.rounds = alltoall_rounds(a.nprocs);
+        a.size = sizes[w->i];
+        jb_hist all_exchanges, all_idles;
+        long all_unknown = 0, all_injected = 0;
+        int timed_rounds = member && method == METHOD_PAIRWISE && idle != IDLE_NONE;
+        jb_fail_if_any(&ctx, w->bad != 0, "--validate: method %s received wrong payload bytes", method_names[method]);
+        jb_calls_reduce(&st[v], MPI_COMM_WORLD);
+        MPI_Reduce(w->exchanges.count, all_exchanges.count, JB_HIST_NBINS, MPI_UINT64_T, MPI_SUM, 0, MPI_COMM_WORLD);
+        MPI_Reduce(w->idles.count, all_idles.count, JB_HIST_NBINS, MPI_UINT64_T, MPI_SUM, 0, MPI_COMM_WORLD);
+        MPI_Reduce(&w->unknown, &all_unknown, 1, MPI_LONG, MPI_SUM, 0, MPI_COMM_WORLD);
+        MPI_Reduce(&w->injected, &all_injected, 1, MPI_LONG, MPI_SUM, 0, MPI_COMM_WORLD);
+        if (!member)
+            continue;
+        long kept_min = w->kept; /* the same number from every exchanging task */
+        MPI_Allreduce(&w->kept, &kept_min, 1, MPI_LONG, MPI_MIN, comms[w->k]);
+        if (timed_rounds)
+            MPI_Gather(mine + (size_t)v * (size_t)per_task, (int)kept_min, MPI_DOUBLE, samples, (int)kept_min,
+                       MPI_DOUBLE, 0, comms[w->k]);
+        if (ctx.rank != 0)
+            continue;
+        jb_result_begin(&ctx);
+        jb_result_str(&ctx, "method", method_names[method], 1);
+        jb_result_int(&ctx, "size", (long long)a.size, 1);
+        jb_result_int(&ctx, "tasks", a.nprocs, nprocs > 1);
+        jb_result_int(&ctx, "rounds", a.rounds, 0);
+        jb_result_int(&ctx, "calls", st[v].calls, 0);
+        jb_calls_report(&ctx, &st[v], series);
+        jb_result_num(&ctx, "throughput_mb_s", 2.0 * (a.nprocs - 1) * a.size / jb_calls_mean_max(&st[v]), 1);
+        if (method == METHOD_PAIRWISE) {
+            jb_result_str(&ctx, "idle_method", idle_names[idle], 0);
+            jb_result_num(&ctx, "inject_probability", noise.p, 0);
+            jb_result_int(&ctx, "injected_exchanges", all_injected, 0);
+        }
+        if (timed_rounds) {
+            jb_result_num(&ctx, "exchange_p50_us", jb_hist_percentile(&all_exchanges, 50), 0);
+            jb_result_num(&ctx, "exchange_p99_us", jb_hist_percentile(&all_exchanges, 99), 0);
+            jb_result_num(&ctx, "idle_p50_us", jb_hist_percentile(&all_idles, 50), 0);
+            jb_result_num(&ctx, "idle_p99_us", jb_hist_percentile(&all_idles, 99), 0);
+            jb_result_int(&ctx, "exchanges_unknown", all_unknown, 0);
+            jb_json *j = jb_result_json(&ctx);
+            jb_json_hist(j, "exchange_histogram", &all_exchanges);
+            jb_json_hist(j, "idle_histogram", &all_idles);
+            jb_json_nums(j, "samples_us", samples, (size_t)kept_min * (size_t)a.nprocs);
+            if (samples_path && w->i == 0 && w->k == nprocs - 1)
+                write_samples(&ctx, samples_path, samples, (size_t)kept_min * (size_t)a.nprocs);
+        }
+        jb_result_end(&ctx);
+    }
+    for (int v = 0; v < variants; v++)
+        jb_calls_free(&st[v]);
+    for (int k = 0; k < nprocs; k++)
+        if (comms[k] != MPI_COMM_NULL)
+            MPI_Comm_free(&comms[k]);
+    free(comms);
+    free(st);
+    free(vs);
     free(a.send);
     free(a.recv);
     free(times.start);
