@@ -57,7 +57,7 @@ void jb_calls_begin(jb_ctx *ctx, jb_calls *s, const char *fmt, ...) __attribute_
  * ends the run. */
 void jb_calls_schedule(jb_ctx *ctx, jb_schedule *sch, int variants);
 /* Before each share: clears s at the variant's first, names the share for the
- * watchdog, synchronises the clocks again and, with --sync window, opens the
+ * watchdog, synchronises the clocks again at a round's first turn and, with --sync window, opens the
  * share's windows from now.  Collective over MPI_COMM_WORLD. */
 void jb_calls_share(jb_ctx *ctx, jb_calls *s, const jb_schedule *sch, const char *fmt, ...)
     __attribute__((format(printf, 4, 5)));

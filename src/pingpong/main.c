@@ -106,14 +106,25 @@ static void parse(jb_ctx *ctx, int argc, char **argv, pp_options *o)
     jb_memory_add(&m, o->totals ? "--messages x --total (a send and a receive buffer per message)"
                                 : "--messages x --size (a send and a receive buffer per message)",
                   2 * (size_t)most_messages(o), largest_message(o) + 1);
-    jb_calls_memory(&m, ctx->opt.calls);
+    long modes = o->one_way;
+    for (int mode = 0; mode < MODE_WINDOW; mode++)
+        modes += !o->one_way && o->modes[mode];
+    jb_calls_memory_variants(&m, ctx->opt.calls, modes * o->nmessages * (o->nsizes + o->ntotals));
     jb_memory_check(ctx, &m);
 }
 
-/* One result: warm-up and timed cycles for one mode, size and n. */
-static void measure(jb_ctx *ctx, const pp_options *o, pingpong *p, MPI_Comm pingers, int pair, int mode,
-                    size_t size, int n, long off_node_pairs, jb_calls *st)
+/* One variant: a mode, a size and a number of messages. */
+typedef struct {
+    int mode, n;
+    size_t size;
+} pp_variant;
+
+/* One share of a variant's cycles (jb_schedule): its payloads, its warm-up and timed
+ * cycles, then what arrived checked. */
+static void run_share(jb_ctx *ctx, pingpong *p, int pair, const pp_variant *w, const jb_schedule *sch, jb_calls *st)
 {
+    int mode = w->mode, n = w->n;
+    size_t size = w->size;
     p->n = n;
     p->size = size;
     for (int k = 0; k < n; k++) {
@@ -121,9 +132,9 @@ static void measure(jb_ctx *ctx, const pp_options *o, pingpong *p, MPI_Comm ping
             p->send[k][i] = (char)payload(pair, p->pinger, k, i);
         memset(p->recv[k], 0, size);
     }
-    jb_calls_begin(ctx, st, "mode %s, size %zu, %d message(s),", mode_name(mode), size, n);
+    jb_calls_share(ctx, st, sch, "mode %s, size %zu, %d message(s),", mode_name(mode), size, n);
     MPI_Barrier(MPI_COMM_WORLD);
-    for (long c = -ctx->opt.warmup; c < ctx->opt.calls; c++) {
+    for (long c = sch->first - sch->warm; c < sch->end; c++) {
         double t0 = MPI_Wtime();
         if (mode == MODE_WINDOW)
             pingpong_window(p);
@@ -139,6 +150,14 @@ static void measure(jb_ctx *ctx, const pp_options *o, pingpong *p, MPI_Comm ping
         for (size_t i = 0; i < size; i++)
             bad += (unsigned char)p->recv[k][i] != payload(pair, !p->pinger, k, i);
     jb_fail_if_any(ctx, bad != 0, "mode %s: messages arrived with wrong payload bytes", mode_name(mode));
+}
+
+/* One result, after every round. */
+static void report(jb_ctx *ctx, const pp_options *o, const pingpong *p, MPI_Comm pingers, const pp_variant *w,
+                   long off_node_pairs, jb_calls *st)
+{
+    int mode = w->mode, n = w->n;
+    size_t size = w->size;
     if (!p->pinger)
         return;
     jb_calls_reduce(st, pingers);
@@ -219,20 +238,35 @@ int main(int argc, char **argv)
                "times in us per cycle (MAX/AVG over pairs), speed in MB/s\n",
                half, half, off_node_pairs, ctx.opt.calls, ctx.opt.warmup);
 
-    jb_calls st;
-    jb_calls_init(&ctx, &st, ctx.opt.calls);
+    /* the variants, modes outer, then message counts, then sizes and totals, as the results list them */
+    pp_variant *vs = jb_alloc(&ctx, (size_t)(MODE_WINDOW + 1) * (size_t)o.nmessages * (size_t)(o.nsizes + o.ntotals),
+                              sizeof *vs, "--mode x --messages x --size");
+    int variants = 0;
     for (int mode = 0; mode <= MODE_WINDOW; mode++) {
         if (mode == MODE_WINDOW ? !o.one_way : o.one_way || !o.modes[mode])
             continue;
         for (int k = 0; k < o.nmessages; k++) {
             int n = (int)o.messages[k];
             for (int i = 0; i < o.nsizes; i++)
-                measure(&ctx, &o, &p, pingers, pair, mode, o.sizes[i], n, off_node_pairs, &st);
+                vs[variants++] = (pp_variant){mode, n, o.sizes[i]};
             for (int t = 0; t < o.ntotals; t++)
-                measure(&ctx, &o, &p, pingers, pair, mode, o.totals[t] / (size_t)n, n, off_node_pairs, &st);
+                vs[variants++] = (pp_variant){mode, n, o.totals[t] / (size_t)n};
         }
     }
-    jb_calls_free(&st);
+    jb_calls *st = jb_alloc(&ctx, (size_t)variants, sizeof *st, "--mode x --messages x --size");
+    for (int v = 0; v < variants; v++)
+        jb_calls_init(&ctx, &st[v], ctx.opt.calls);
+    jb_schedule sch;
+    jb_calls_schedule(&ctx, &sch, variants);
+    while (jb_schedule_next(&sch))
+        run_share(&ctx, &p, pair, &vs[sch.variant], &sch, &st[sch.variant]);
+    jb_calls_schedule_end(&ctx, &sch, st);
+    for (int v = 0; v < variants; v++) {
+        report(&ctx, &o, &p, pingers, &vs[v], off_node_pairs, &st[v]);
+        jb_calls_free(&st[v]);
+    }
+    free(st);
+    free(vs);
     MPI_Comm_free(&pingers);
     return jb_finish(&ctx);
 }
