@@ -185,7 +185,7 @@ int main(int argc, char **argv)
         MPI_Comm_split(MPI_COMM_WORLD, ctx.rank < procs[k] ? 0 : MPI_UNDEFINED, ctx.rank, &comms[k]);
 
     jb_schedule sch;
-    jb_calls_schedule(&ctx, &sch, variants);
+    jb_calls_schedule(&ctx, &sch, variants, ctx.opt.calls);
     while (jb_schedule_next(&sch)) {
         struct variant *w = &vs[sch.variant];
         int method = w->method, member = ctx.rank < procs[w->k];

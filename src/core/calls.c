@@ -87,9 +87,9 @@ void jb_calls_begin(jb_ctx *ctx, jb_calls *s, const char *fmt, ...)
     }
 }
 
-void jb_calls_schedule(jb_ctx *ctx, jb_schedule *sch, int variants)
+void jb_calls_schedule(jb_ctx *ctx, jb_schedule *sch, int variants, long calls)
 {
-    if (jb_schedule_init(sch, variants, ctx->opt.calls, ctx->opt.warmup, ctx->opt.rounds, !ctx->opt.order_given,
+    if (jb_schedule_init(sch, variants, calls, ctx->opt.warmup, ctx->opt.rounds, !ctx->opt.order_given,
                          ctx->opt.seed) != 0)
         jb_fail(ctx, "out of memory for the order of %d variants", variants);
 }

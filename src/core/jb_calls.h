@@ -47,15 +47,15 @@ void jb_calls_clear(jb_calls *s);
 void jb_calls_begin(jb_ctx *ctx, jb_calls *s, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 /* ---- variants in the order of a schedule (jb_schedule.h) -----------------
  * A benchmark keeps one jb_calls per variant and runs:
- *     jb_calls_schedule(ctx, &sch, variants);
+ *     jb_calls_schedule(ctx, &sch, variants, calls);
  *     while (jb_schedule_next(&sch)) {
  *         jb_calls_share(ctx, &st[sch.variant], &sch, "name of the variant,");
  *         for (long c = sch.first - sch.warm; c < sch.end; c++) ... one call ...
  *     }
  *     jb_calls_schedule_end(ctx, &sch, st);   then reduce and report each variant
- * jb_calls_schedule starts the schedule from --order, --rounds and --seed; a failure
- * ends the run. */
-void jb_calls_schedule(jb_ctx *ctx, jb_schedule *sch, int variants);
+ * jb_calls_schedule starts the schedule of `calls` timed calls per variant from --order,
+ * --rounds and --seed; a failure ends the run. */
+void jb_calls_schedule(jb_ctx *ctx, jb_schedule *sch, int variants, long calls);
 /* Before each share: clears s at the variant's first, names the share for the
  * watchdog, synchronises the clocks again at a round's first turn and, with --sync window, opens the
  * share's windows from now.  Collective over MPI_COMM_WORLD. */

@@ -295,7 +295,7 @@ int main(int argc, char **argv)
     }
 
     jb_schedule sch;
-    jb_calls_schedule(&ctx, &sch, variants);
+    jb_calls_schedule(&ctx, &sch, variants, ctx.opt.calls);
     while (jb_schedule_next(&sch)) {
         int v = sch.variant, s = variant_size[v], pattern = variant_pattern[v];
         double *injected_of = injected_mine + (injected_series > 1 ? (size_t)v * (size_t)calls : 0);

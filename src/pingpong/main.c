@@ -257,7 +257,7 @@ int main(int argc, char **argv)
     for (int v = 0; v < variants; v++)
         jb_calls_init(&ctx, &st[v], ctx.opt.calls);
     jb_schedule sch;
-    jb_calls_schedule(&ctx, &sch, variants);
+    jb_calls_schedule(&ctx, &sch, variants, ctx.opt.calls);
     while (jb_schedule_next(&sch))
         run_share(&ctx, &p, pair, &vs[sch.variant], &sch, &st[sch.variant]);
     jb_calls_schedule_end(&ctx, &sch, st);

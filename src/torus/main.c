@@ -113,7 +113,10 @@ static void parse(jb_ctx *ctx, int argc, char **argv, torus_options *o)
         jb_fail(ctx, "--calls x --trials: %ld x %ld timed calls per result are more than 2^31", ctx->opt.calls,
                 o->trials);
     o->timed = (long)timed;
-    jb_calls_memory(&m, o->timed);
+    long patterns = 0;
+    for (int p = 0; p < NPATTERNS; p++)
+        patterns += o->patterns_given ? o->patterns[p] : 1;
+    jb_calls_memory_variants(&m, o->timed, o->nsizes * patterns * (o->nworks ? 2 * o->nworks : 1));
     jb_memory_check(ctx, &m);
     if (!o->patterns_given)
         for (int p = 0; p < NPATTERNS; p++)
@@ -127,15 +130,20 @@ static unsigned char payload(int src, int d, long call, size_t i)
     return (unsigned char)(src * 7 + d * 13 + call * 31 + (long)i);
 }
 
-/* Times one configuration, trials x calls calls in a row; returns its times (on every task). */
-static torus_times measure(jb_ctx *ctx, const torus_options *o, torus_exchange *t, int pattern, jb_calls *st,
-                      const char *work_place, size_t work_bytes, const torus_times *saved_from)
+/* One variant: a size, a pattern and where the work goes (work -1: none). */
+typedef struct {
+    int size_index, pattern, work, before;
+} torus_variant;
+
+/* One share of a variant's calls (jb_schedule); returns the wrong payload bytes received. */
+static long run_share(jb_ctx *ctx, const jb_schedule *sch, torus_exchange *t, int pattern, jb_calls *st,
+                      const char *work_place, size_t work_bytes)
 {
     int n = 2 * t->ndims;
     long bad = 0;
-    jb_calls_begin(ctx, st, "pattern %s, size %zu, work %s (%zu bytes),", torus_pattern_names[pattern], t->size,
+    jb_calls_share(ctx, st, sch, "pattern %s, size %zu, work %s (%zu bytes),", torus_pattern_names[pattern], t->size,
                    work_place, work_bytes);
-    for (long c = -ctx->opt.warmup; c < st->calls; c++) {
+    for (long c = sch->first - sch->warm; c < sch->end; c++) {
         if (ctx->opt.validate)
             for (int d = 0; d < n; d++)
                 for (size_t i = 0; i < t->size; i++)
@@ -150,6 +158,14 @@ static torus_times measure(jb_ctx *ctx, const torus_options *o, torus_exchange *
                 for (size_t i = 0; i < t->size; i++)
                     bad += (unsigned char)t->recv[from][i] != payload(t->nb[from], from ^ 1, c, i);
     }
+    return bad;
+}
+
+/* One result, after every round; returns its times (on every task). */
+static torus_times report(jb_ctx *ctx, const torus_options *o, torus_exchange *t, int pattern, jb_calls *st,
+                          long bad, const char *work_place, size_t work_bytes, const torus_times *saved_from)
+{
+    int n = 2 * t->ndims;
     jb_fail_if_any(ctx, bad != 0, "--validate: pattern %s received wrong payload bytes", torus_pattern_names[pattern]);
     jb_calls_reduce(st, t->comm);
     /* a trial is `calls` consecutive calls: its mean per-call MAX, the least of them the fastest */
@@ -181,6 +197,8 @@ static torus_times measure(jb_ctx *ctx, const torus_options *o, torus_exchange *
     MPI_Bcast(&times, 2, MPI_DOUBLE, 0, t->comm);
     return times;
 }
+
+static const char *work_place(const torus_variant *w) { return w->work < 0 ? "none" : w->before ? "before" : "after"; }
 
 int main(int argc, char **argv)
 {
@@ -232,28 +250,52 @@ int main(int argc, char **argv)
         printf("# jb-torus: %d tasks on a periodic torus of %d dimension(s); %ld calls after %ld warm-up; "
                "times in us per call\n", ctx.size, o.ndims, ctx.opt.calls, ctx.opt.warmup);
 
-    jb_calls st;
-    jb_calls_init(&ctx, &st, o.timed);
-    for (int i = 0; i < o.nsizes; i++) {
-        t.size = o.sizes[i];
+    /* the variants, sizes outer, then patterns, then the work (after, then before), as the results list them */
+    size_t most = (size_t)o.nsizes * NPATTERNS * (size_t)(o.nworks ? 2 * o.nworks : 1);
+    torus_variant *vs = jb_alloc(&ctx, most, sizeof *vs, "--size x --pattern x --work");
+    int variants = 0;
+    for (int i = 0; i < o.nsizes; i++)
         for (int pattern = 0; pattern < NPATTERNS; pattern++) {
             if (!o.patterns[pattern])
                 continue;
             if (!o.nworks)
-                measure(&ctx, &o, &t, pattern, &st, "none", 0, NULL);
+                vs[variants++] = (torus_variant){i, pattern, -1, 0};
             for (int w = 0; w < o.nworks; w++) {
-                work.n = o.works[w] / 8;
-                t.work = add_vectors;
-                t.work_ctx = &work;
-                t.work_before_wait = 0;
-                torus_times after = measure(&ctx, &o, &t, pattern, &st, "after", o.works[w], NULL);
-                t.work_before_wait = 1;
-                measure(&ctx, &o, &t, pattern, &st, "before", o.works[w], &after);
-                t.work = NULL;
+                vs[variants++] = (torus_variant){i, pattern, w, 0};
+                vs[variants++] = (torus_variant){i, pattern, w, 1};
             }
         }
+    jb_calls *st = jb_alloc(&ctx, (size_t)variants, sizeof *st, "--size x --pattern x --work");
+    long *bad = jb_alloc(&ctx, (size_t)variants, sizeof *bad, "--size x --pattern x --work");
+    for (int v = 0; v < variants; v++)
+        jb_calls_init(&ctx, &st[v], o.timed);
+    jb_schedule sch;
+    jb_calls_schedule(&ctx, &sch, variants, o.timed);
+    while (jb_schedule_next(&sch)) {
+        const torus_variant *w = &vs[sch.variant];
+        t.size = o.sizes[w->size_index];
+        t.work = w->work >= 0 ? add_vectors : NULL;
+        t.work_ctx = &work;
+        t.work_before_wait = w->before;
+        work.n = w->work >= 0 ? o.works[w->work] / 8 : 0;
+        bad[sch.variant] += run_share(&ctx, &sch, &t, w->pattern, &st[sch.variant], work_place(w),
+                                      w->work >= 0 ? o.works[w->work] : 0);
     }
-    jb_calls_free(&st);
+    t.work = NULL;
+    jb_calls_schedule_end(&ctx, &sch, st);
+    torus_times after = {0, 0};
+    for (int v = 0; v < variants; v++) {
+        const torus_variant *w = &vs[v];
+        t.size = o.sizes[w->size_index];
+        torus_times times = report(&ctx, &o, &t, w->pattern, &st[v], bad[v], work_place(w),
+                                   w->work >= 0 ? o.works[w->work] : 0, w->before ? &after : NULL);
+        if (w->work >= 0 && !w->before)
+            after = times; /* the same work after the wait: what work before it saves against */
+        jb_calls_free(&st[v]);
+    }
+    free(st);
+    free(bad);
+    free(vs);
     MPI_Buffer_detach(&bsend, &bsend_bytes);
     free(bsend);
     free(work.a);
