@@ -46,6 +46,21 @@ typedef struct {
     int wtime_global;    /* MPI_WTIME_IS_GLOBAL */
 } jb_timer;
 
+/* One node's load (jb_load.h): the node where runnable tasks most exceed its CPUs
+ * and the job's tasks on it. */
+typedef struct {
+    int taken;           /* 0: not sampled (yet) */
+    int node;            /* index in the node list */
+    char host[64];
+    double load1;        /* 1-minute load average */
+    long runnable, tasks_total; /* the kernel's runnable and existing tasks (threads) */
+    double steal_pct;    /* CPU time stolen by the hypervisor: since boot at the start, over the run at
+                          * the end; -1 when the kernel does not say */
+    int cpus;            /* online CPUs of the node */
+    int job_tasks;       /* this job's ranks on the node */
+    int job_cpus;        /* CPUs the job's ranks there may use (their affinity sets' union) */
+} jb_load_sample_t;
+
 typedef struct {
     const char *name;     /* benchmark name, e.g. "halo" */
     const char *usage;    /* benchmark-specific part of --help */
@@ -57,6 +72,8 @@ typedef struct {
     jb_timer timer;
     jb_clock clock;
     char binding[16];        /* cores, shared, partial or none (jb_placement) */
+    int node_job_cpus;       /* node leaders: CPUs the node's ranks may use, 0 if unknown (jb_placement) */
+    jb_load_sample_t load_before, load_after; /* rank 0 (jb_load) */
     jb_json placement;       /* every rank's node and CPUs, rank 0 only */
     char mpi_library[MPI_MAX_LIBRARY_VERSION_STRING]; /* its first line */
     size_t memory_per_task;  /* what a task may hold: its share of the smallest node */

@@ -12,7 +12,8 @@
  *   context    the run's state (jb_ctx), collective errors, checked allocation
  *   watchdog   --timeout
  *   files      outputs written atomically, inputs read and broadcast
- *   placement  every rank's node and CPUs
+ *   placement  every rank's node and CPUs, oversubscription
+ *   load       the load beside the run: /proc/loadavg and steal, start and end
  *   network    every node's network devices
  *   output     the table, the summary lines, the JSON document
  *   calls      per-call statistics over tasks, and each call's start
@@ -35,6 +36,7 @@
 #include "jb_watchdog.h"
 #include "jb_files.h"
 #include "jb_placement.h"
+#include "jb_load.h"
 #include "jb_network.h"
 #include "jb_output.h"
 #include "jb_calls.h"

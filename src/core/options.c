@@ -10,6 +10,7 @@
 #include "jb_clock.h"
 #include "jb_files.h"
 #include "jb_json.h"
+#include "jb_load.h"
 #include "jb_parse.h"
 #include "jb_placement.h"
 #include "jb_watchdog.h"
@@ -231,6 +232,7 @@ void jb_options_done(jb_ctx *ctx, int optind_after)
     if (ctx->rank == 0)
         printf("# jb-%s %s\n# mpi_library: %s\n", ctx->name, JB_VERSION, ctx->mpi_library);
     jb_placement(ctx);
+    jb_load_sample(ctx, 0);
     jb_sync_clocks(&ctx->clock);
     jb_json_num(&ctx->config, "clock_error_us", ctx->clock.error_bound * 1e6);
     jb_watchdog_start(ctx);

@@ -11,6 +11,7 @@
 
 #include "jb_files.h"
 #include "jb_json.h"
+#include "jb_load.h"
 #include "jb_network.h"
 
 #ifndef JB_VERSION
@@ -95,8 +96,10 @@ static void metadata_json(jb_ctx *ctx, jb_json *j)
     jb_json_int(j, "real_nodes", ctx->nodes.real_nnodes);
     node_list_json(ctx, j);
     jb_network(ctx, j);
-    if (ctx->rank == 0)
+    if (ctx->rank == 0) {
         jb_json_raw(j, "placement", ctx->placement.buf);
+        jb_load_json(ctx, j);
+    }
 
     jb_json_array(j, "command_line");
     for (int i = 0; i < ctx->argc; i++)
@@ -238,6 +241,7 @@ int jb_finish(jb_ctx *ctx)
     jb_json_init(&doc);
     jb_json_object(&doc, NULL);
     jb_json_str(&doc, "benchmark", ctx->name);
+    jb_load_sample(ctx, 1); /* collective */
     metadata_json(ctx, &doc); /* collective: every rank takes part */
     int rc = ctx->write_failed;
     if (ctx->rank == 0 && ctx->opt.json_path) {

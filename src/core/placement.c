@@ -71,10 +71,20 @@ void jb_placement(jb_ctx *ctx)
     MPI_Comm_size(node_comm, &local_size);
     cpu_set_t *sets = local_rank == 0 ? jb_alloc(ctx, (size_t)local_size, sizeof *sets, "the node's CPU sets") : NULL;
     MPI_Gather(&mine, (int)sizeof mine, MPI_BYTE, sets, (int)sizeof mine, MPI_BYTE, 0, node_comm);
-    int counts[2] = {0, 0}, all[2]; /* nodes whose ranks are all bound; nodes where bound ranks share */
+    int counts[3] = {0, 0, 0}, all[3]; /* nodes whose ranks are all bound; where bound ranks share; oversubscribed */
     int shared[2] = {-1, -1}, first_shared;
+    struct { int excess, rank; } crowded = {-(1 << 30), ctx->rank}, most_crowded;
+    int crowd[3] = {0, 0, 0}; /* the most crowded node's index, ranks and CPUs */
     if (local_rank == 0) {
         int bound, a, b;
+        /* the CPUs the job was given here: every rank's set, united */
+        cpu_set_t given;
+        CPU_ZERO(&given);
+        for (int i = 0; i < local_size; i++)
+            CPU_OR(&given, &given, &sets[i]);
+        ctx->node_job_cpus = known ? CPU_COUNT(&given) : 0;
+        counts[2] = known && local_size > ctx->node_job_cpus;
+        crowded.excess = known ? local_size - ctx->node_job_cpus : crowded.excess;
         check_node(sets, local_size, online, &bound, &a, &b);
         counts[0] = bound;
         counts[1] = a >= 0;
@@ -97,7 +107,15 @@ void jb_placement(jb_ctx *ctx)
         shared[1] = r[1];
     }
     MPI_Comm_free(&node_comm);
-    MPI_Reduce(counts, all, 2, MPI_INT, MPI_SUM, 0, MPI_COMM_WORLD);
+    MPI_Reduce(counts, all, 3, MPI_INT, MPI_SUM, 0, MPI_COMM_WORLD);
+    /* more ranks on a node than CPUs the job was given there: they time-slice */
+    MPI_Allreduce(&crowded, &most_crowded, 1, MPI_2INT, MPI_MAXLOC, MPI_COMM_WORLD);
+    if (ctx->rank == most_crowded.rank) {
+        crowd[0] = ctx->nodes.node;
+        crowd[1] = local_size;
+        crowd[2] = ctx->node_job_cpus;
+    }
+    MPI_Bcast(crowd, 3, MPI_INT, most_crowded.rank, MPI_COMM_WORLD);
     /* the first pair that shares, lowest ranks first */
     int candidate = shared[0] >= 0 ? shared[0] : ctx->size;
     MPI_Allreduce(&candidate, &first_shared, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
@@ -128,6 +146,16 @@ void jb_placement(jb_ctx *ctx)
                                     "bound; none: every rank may run on all of its node's CPUs");
     jb_json_int(j, "nodes_bound", all[0]);
     jb_json_int(j, "nodes_sharing_cpus", all[1]);
+    jb_json_int(j, "nodes_oversubscribed", all[2]);
+    jb_json_str(j, "oversubscribed_means", "a node runs more of the job's ranks than CPUs its ranks may use "
+                                           "(the union of their affinity sets): they time-slice");
+    if (all[2]) {
+        jb_json_object(j, "oversubscribed");
+        jb_json_int(j, "node", crowd[0]);
+        jb_json_int(j, "ranks", crowd[1]);
+        jb_json_int(j, "cpus", crowd[2]);
+        jb_json_end(j);
+    }
     jb_json_array(j, "rank_node_cpus"); /* per rank: node index (of node_list) and CPU list */
     for (int r = 0; r < ctx->size; r++) {
         jb_json_array(j, NULL);
@@ -145,6 +173,10 @@ void jb_placement(jb_ctx *ctx)
     if (ctx->size > CPU_SETS_LOGGED)
         printf(" ... (%d ranks; the JSON's metadata.placement holds all)", ctx->size);
     printf("\n");
+    if (all[2])
+        printf("# warning: oversubscribed: node n%d runs %d ranks on the %d CPU(s) the job was given there "
+               "(%d of %d node(s) oversubscribed): the ranks time-slice, the times measure the scheduler\n",
+               crowd[0], crowd[1], crowd[2], all[2], nodes);
     if (first_shared < ctx->size)
         printf("# warning: ranks %d and %d are bound to a common CPU on one node: they share a core\n", first_shared,
                first_partner);

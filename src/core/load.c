@@ -1,0 +1,146 @@
+/* The load beside a run, read by one task per node from /proc at the start and
+ * the end; rank 0 keeps the busiest node's figures each time. */
+#include "jb_load.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+/* /proc/stat's first line: the CPU ticks, all and stolen (the 8th field); 0 when absent. */
+static int read_ticks(unsigned long long *all, unsigned long long *steal)
+{
+    unsigned long long f[8] = {0};
+    FILE *p = fopen("/proc/stat", "r");
+    if (!p)
+        return 0;
+    int n = fscanf(p, "cpu %llu %llu %llu %llu %llu %llu %llu %llu", &f[0], &f[1], &f[2], &f[3], &f[4], &f[5],
+                   &f[6], &f[7]);
+    fclose(p);
+    *all = 0;
+    for (int i = 0; i < 8; i++)
+        *all += f[i];
+    *steal = f[7];
+    return n == 8;
+}
+
+/* the leader's ticks at the start: the end's steal is over the run */
+static unsigned long long start_all, start_steal;
+static int start_ticks;
+
+/* /proc/loadavg: 0, or -1 when it cannot be read */
+static int read_loadavg(double *load1, long *runnable, long *total)
+{
+    FILE *p = fopen("/proc/loadavg", "r");
+    if (!p)
+        return -1;
+    int n = fscanf(p, "%lf %*f %*f %ld/%ld", load1, runnable, total);
+    fclose(p);
+    return n == 3 ? 0 : -1;
+}
+
+static int by_value(const void *a, const void *b)
+{
+    long x = *(const long *)a, y = *(const long *)b;
+    return (x > y) - (x < y);
+}
+
+static void read_node(const jb_ctx *ctx, int at_end, jb_load_sample_t *s)
+{
+    memset(s, 0, sizeof *s);
+    s->taken = 1;
+    s->steal_pct = -1;
+    s->load1 = -1, s->runnable = s->tasks_total = -1;
+    /* the runnable count is an instant: the median of READS reads 10 ms apart, so a
+     * process that runs for a moment (a `ps`, a shell) does not count, one that keeps
+     * a CPU busy does */
+    enum { READS = 11 };
+    long runnable[READS];
+    int got = 0;
+    for (int k = 0; k < READS; k++) {
+        if (read_loadavg(&s->load1, &runnable[got], &s->tasks_total) == 0)
+            got++;
+        if (k + 1 < READS)
+            usleep(10000);
+    }
+    if (got) {
+        qsort(runnable, (size_t)got, sizeof *runnable, by_value);
+        s->runnable = runnable[got / 2];
+    }
+    unsigned long long all, steal;
+    if (read_ticks(&all, &steal)) {
+        if (!at_end) {
+            start_all = all, start_steal = steal, start_ticks = 1;
+            s->steal_pct = all ? 100.0 * (double)steal / (double)all : 0;
+        } else if (start_ticks && all > start_all) {
+            s->steal_pct = 100.0 * (double)(steal - start_steal) / (double)(all - start_all);
+        }
+    }
+    long online = sysconf(_SC_NPROCESSORS_ONLN);
+    s->cpus = online > 0 ? (int)online : 0;
+    s->job_tasks = ctx->nodes.real_local_size;
+    s->job_cpus = ctx->node_job_cpus;
+    gethostname(s->host, sizeof s->host - 1);
+}
+
+void jb_load_sample(jb_ctx *ctx, int at_end)
+{
+    MPI_Comm leaders = ctx->nodes.leaders;
+    jb_load_sample_t mine, busiest;
+    memset(&busiest, 0, sizeof busiest);
+    if (leaders != MPI_COMM_NULL) {
+        int lrank;
+        MPI_Comm_rank(leaders, &lrank);
+        read_node(ctx, at_end, &mine);
+        mine.node = lrank;
+        /* the node whose runnable tasks most exceed its CPUs and the job's tasks: the one
+         * a disturbed-run rule reads (lowest node on ties) */
+        struct { double excess; int node; } key = {(double)(mine.runnable - mine.job_tasks - mine.cpus), lrank}, top;
+        MPI_Allreduce(&key, &top, 1, MPI_DOUBLE_INT, MPI_MAXLOC, leaders);
+        if (top.node == lrank)
+            busiest = mine;
+        MPI_Bcast(&busiest, (int)sizeof busiest, MPI_BYTE, top.node, leaders);
+    }
+    if (ctx->rank == 0)
+        *(at_end ? &ctx->load_after : &ctx->load_before) = busiest;
+    if (ctx->rank != 0 || !at_end)
+        return;
+    printf("# load:");
+    for (int k = 0; k < 2; k++) {
+        const jb_load_sample_t *s = k ? &ctx->load_after : &ctx->load_before;
+        const char *when = k ? "after" : "before";
+        if (!s->taken)
+            continue;
+        printf(" %s_node=%s %s_load1=%.2f %s_runnable=%ld %s_tasks_total=%ld %s_steal_pct=%.2f %s_cpus=%d "
+               "%s_job_tasks=%d %s_job_cpus=%d",
+               when, s->host[0] ? s->host : "?", when, s->load1, when, s->runnable, when, s->tasks_total, when,
+               s->steal_pct, when, s->cpus, when, s->job_tasks, when, s->job_cpus);
+    }
+    printf("\n");
+}
+
+void jb_load_json(const jb_ctx *ctx, jb_json *j)
+{
+    jb_json_object(j, "load");
+    jb_json_str(j, "means", "per sample, the node whose runnable tasks (/proc/loadavg's 4th field, this job's "
+                            "included) most exceed its online CPUs plus this job's tasks there: its 1-minute load, "
+                            "runnable and total tasks, CPU steal in % (since boot before, over the run after; -1: "
+                            "not given), online CPUs, the job's tasks and the CPUs they may use");
+    for (int k = 0; k < 2; k++) {
+        const jb_load_sample_t *s = k ? &ctx->load_after : &ctx->load_before;
+        if (!s->taken)
+            continue;
+        jb_json_object(j, k ? "after" : "before");
+        jb_json_int(j, "node", s->node);
+        jb_json_str(j, "host", s->host);
+        jb_json_num(j, "load1", s->load1);
+        jb_json_int(j, "runnable", s->runnable);
+        jb_json_int(j, "tasks_total", s->tasks_total);
+        jb_json_num(j, "steal_pct", s->steal_pct);
+        jb_json_int(j, "cpus", s->cpus);
+        jb_json_int(j, "job_tasks", s->job_tasks);
+        jb_json_int(j, "job_cpus", s->job_cpus);
+        jb_json_end(j);
+    }
+    jb_json_end(j);
+}
