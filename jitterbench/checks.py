@@ -19,6 +19,7 @@ from reframe.core.builtins import fixture, parameter, run_after, run_before, san
 from reframe.core.exceptions import ReframeError, SanityError
 
 from . import benchmarks, references, sweeps, transports
+from .load import disturbance, disturbed, load_samples
 from .rfm import REFERENCE_DIR, SOURCES, install_prefix, per_node_scale, scale
 
 
@@ -330,6 +331,10 @@ class JitterbenchCheck(MpiCheck):
     msg_sizes = variable(typ.List[int], value=[], loggable=True)
     build = fixture(JitterbenchBuild, scope="environment")
     quick_variant = {**MpiCheck.quick_variant, "eager_limit": ["default"]}
+    # the load beside the run, as the benchmark recorded it ('# load:'): the busiest node's
+    # runnable tasks, 1-minute load, CPUs and this job's tasks there, at the start and the end
+    load_before = variable(str, value="", loggable=True)
+    load_after = variable(str, value="", loggable=True)
 
     def quantities(self, *names):
         """{quantity: (field, unit)} of the benchmark's record: the named ones, or without names
@@ -380,6 +385,26 @@ class JitterbenchCheck(MpiCheck):
         self.cpu_sets = sn.evaluate(sn.extractsingle(r"^# cpu_sets: (.*)$", stdout, 1)).strip()
         self.network = sn.evaluate(sn.extractsingle(r"^# network: (.*)$", stdout, 1)).strip()
 
+    @run_before("sanity")
+    def read_the_load(self):
+        """The load line and what the disturbed-run rule (disturbance) makes of it."""
+        self.disturbances = []
+        if self.is_dry_run():
+            return
+        path = os.path.join(self.stagedir, self.stdout.evaluate())
+        text = open(path, errors="replace").read() if os.path.exists(path) else ""
+        found = re.search(r"^# load: (.*)$", text, re.M)
+        samples = load_samples(found[1]) if found else {}
+        for when, sample in samples.items():
+            setattr(self, f"load_{when}", " ".join(f"{k}={v}" for k, v in sample.items()))
+            if disturbed(sample):
+                self.disturbances.append(disturbance(when, sample))
+
+    def undisturbed(self):
+        """Fails a run that something else on a node disturbed (the rule: `disturbed`), naming
+        the node and its load, so that ReFrame's retries run it again."""
+        return sn.assert_false(self.disturbances, msg="; ".join(self.disturbances))
+
     def result(self, key, conv=float, where=None):
         """A field of the benchmark's JB_RESULT summary lines: of the one line that holds
         every field=value of `where` (no `where`: of the only line)."""
@@ -410,6 +435,7 @@ class JitterbenchCheck(MpiCheck):
             sn.assert_found(r"^JB_RESULT ", self.stdout, msg="no JB_RESULT summary line"),
             sn.assert_found(r"every payload arrived intact", self.stdout, msg="payload validation did not pass"),
             self.transport_as_declared(),
+            self.undisturbed(),
         ])
 
 

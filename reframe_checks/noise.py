@@ -57,5 +57,5 @@ class NoiseCheck(JitterbenchCheck):
 
     @sanity_function
     def every_node_summarised(self):
-        return sn.assert_eq(sn.count(sn.extractall(r"^JB_RESULT .*\snode=(\d+)", self.stdout, 1)), self.nodes,
-                            msg="{0} node summaries for {1} nodes")
+        return sn.all([sn.assert_eq(sn.count(sn.extractall(r"^JB_RESULT .*\snode=(\d+)", self.stdout, 1)), self.nodes,
+                                    msg="{0} node summaries for {1} nodes"), self.undisturbed()])

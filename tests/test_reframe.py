@@ -382,3 +382,59 @@ def test_scales_are_powers_of_two_and_the_partition_s_own_size():
     assert per_node_scale(1) == [1] and per_node_scale(2) == [1, 2] and per_node_scale(32) == [1, 2, 16, 32]
     with pytest.raises(ValueError):
         scale(0)
+
+
+def cpu_hogs(count, seconds):
+    """count busy Python processes at the lowest priority (they still count as runnable, which is what
+    the disturbed-run rule reads), each ending by itself after `seconds`."""
+    busy = f"import os, time\nos.nice(19)\nend = time.time() + {seconds}\nwhile time.time() < end:\n    pass\n"
+    return [subprocess.Popen([sys.executable, "-c", busy]) for _ in range(count)]
+
+
+def test_a_run_beside_cpu_hogs_fails_as_disturbed_naming_the_node_and_its_load_and_a_quiet_run_passes(tmp_path):
+    """The disturbed-run rule (jitterbench.checks.disturbed: runnable - job tasks > CPUs on a node, at
+    the start or the end of the run) acts: beside more busy processes than the machine has CPUs,
+    the check fails its sanity as disturbed, naming the node and the load, and ReFrame's retry runs
+    it again (and it fails again: the hogs are still there); without them it passes, its load
+    logged beside its figures."""
+    hogs = cpu_hogs((os.cpu_count() or 1) + 2, 300)
+    try:
+        proc, cases = reframe(tmp_path / "hogs", "-P", "eager_limit=default", "--max-retries=1")
+    finally:
+        for hog in hogs:
+            hog.kill()
+            hog.wait()
+    assert proc.returncode != 0
+    assert len(cases) == 2, [c["name"] for c in cases]  # the run and its one retry
+    host = os.uname().nodename
+    for case in cases:
+        assert (case["result"], case["fail_phase"]) == ("fail", "sanity"), case["fail_reason"]
+        said = re.search(rf"disturbed run: on {re.escape(host)} (before|after) the run, (\d+) runnable tasks "
+                         rf"\(1-min load [\d.]+, steal -?[\d.]+ %\) for (\d+) CPUs and 2 tasks of this job",
+                         case["fail_reason"])
+        assert said, case["fail_reason"]
+        runnable, cpus = int(said[2]), int(said[3])
+        assert runnable - 2 > cpus == os.cpu_count()  # what it names breaks the rule it states
+
+    quiet, cases = reframe(tmp_path / "quiet", "-P", "eager_limit=default", "--max-retries=2")
+    assert quiet.returncode == 0, quiet.stdout[-3000:]
+    assert cases[-1]["result"] == "pass"
+    rows = perflog_rows(tmp_path / "quiet")
+    for row in rows:
+        for when in ("before", "after"):
+            fields = dict(kv.split("=", 1) for kv in row[f"load_{when}"].split())
+            assert fields["node"] == host and int(fields["job_tasks"]) == 2 and int(fields["cpus"]) == os.cpu_count()
+            assert int(fields["runnable"]) - 2 <= int(fields["cpus"])  # a logged pass keeps the rule
+
+
+def test_the_disturbed_run_rule_reads_the_load_line_exactly():
+    from jitterbench.load import disturbance, disturbed, load_samples
+    line = ("before_node=n1 before_load1=3.50 before_runnable=5 before_tasks_total=200 before_steal_pct=0.25 "
+            "before_cpus=2 before_job_tasks=2 before_job_cpus=2 after_node=n1 after_load1=3.10 after_runnable=4 "
+            "after_tasks_total=200 after_steal_pct=-1.00 after_cpus=2 after_job_tasks=2 after_job_cpus=2")
+    samples = load_samples(line)
+    assert samples["before"] == {"node": "n1", "load1": 3.5, "runnable": 5, "tasks_total": 200, "steal_pct": 0.25,
+                                 "cpus": 2, "job_tasks": 2, "job_cpus": 2}
+    assert disturbed(samples["before"]) and not disturbed(samples["after"])  # 5 - 2 > 2; 4 - 2 = 2 is not
+    assert not disturbed({**samples["before"], "runnable": -1})  # unread: no evidence
+    assert disturbance("before", samples["before"]).startswith("disturbed run: on n1 before the run, 5 runnable")
