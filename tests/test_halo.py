@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import math
+import os
 import re
 
 import pytest
@@ -133,6 +134,9 @@ BAD_OPTIONS = [
     (["--inject", "2:5"], "probability"),
     (["--trace-tasks", "99"], "--trace-tasks: 99 is out of range"),
     (["stray"], "unexpected argument 'stray'"),
+    (["--rounds", "0"], "--rounds: 0 is out of range"),
+    (["--rounds", "99999999999999999999"], "--rounds"),
+    (["--order", "random"], "--order: 'random' is not shuffled or given"),
 ]
 
 
@@ -160,3 +164,52 @@ def test_help_prints_usage_once(mpi):
     assert "[$JB_TIMEOUT, else 0]" in entries["--timeout"], entries["--timeout"]
     assert "[1000]" in entries["--window"] and "JB_TIMEOUT" not in entries["--window"], entries["--window"]
     assert "[barrier]" in entries["--sync"]
+
+
+def test_the_variants_take_turns_in_shuffled_rounds_drawn_from_the_seed(halo):
+    """Hoefler and Belli's randomised order: each round runs every variant's share of the calls
+    in an order drawn from --seed; every variant gets exactly --calls timed calls; the results
+    are listed as with --order given, which keeps the nested loops in one round."""
+    args = ("--size", "8,1K", "--calls", "23", "--warmup", "1", "--rounds", "5")
+    first, same, other = (halo(2, *args, "--seed", seed) for seed in ("7", "7", "8"))
+    order = first.doc["config"]["order"]
+    assert (order["method"], order["seed"], order["rounds"], order["variants"]) == ("shuffled", 7, 5, 8)
+    assert len(order["orders"]) == 5 and all(sorted(turns) == list(range(8)) for turns in order["orders"])
+    assert same.doc["config"]["order"]["orders"] == order["orders"] != other.doc["config"]["order"]["orders"]
+    assert first.doc["config"]["order_timed_calls"] == [23] * 8
+    assert [r["calls"] for r in first.results()] == [23] * 8
+    given = halo(2, *args, "--order", "given")
+    assert given.doc["config"]["order"]["orders"] == [list(range(8))]
+    assert given.doc["config"]["order_timed_calls"] == [23] * 8
+    listed = [(r["ns_size"], r["pattern"]) for r in given.results()]
+    assert listed == [(r["ns_size"], r["pattern"]) for r in first.results()] == [
+        (size, p) for size in (8, 1024) for p in PATTERNS]
+
+
+def test_the_load_beside_the_run_is_recorded_before_and_after(halo):
+    run = halo(2, "--calls", "5", "--pattern", "a")
+    assert run.returncode == 0, run.stderr
+    load = run.doc["metadata"]["load"]
+    (line,) = [line for line in run.stdout.splitlines() if line.startswith("# load: ")]
+    for when in ("before", "after"):
+        sample = load[when]
+        assert set(sample) == {"node", "host", "load1", "runnable", "tasks_total", "steal_pct", "cpus", "job_tasks",
+                               "job_cpus"}
+        assert (sample["node"], sample["job_tasks"], sample["cpus"]) == (0, 2, os.cpu_count())
+        assert sample["runnable"] >= 0 and sample["tasks_total"] >= sample["runnable"] and sample["load1"] >= 0
+        assert f"{when}_runnable={sample['runnable']} " in line and f"{when}_node={sample['host']} " in line
+
+
+def test_more_ranks_than_cpus_given_is_recorded_and_warned(halo):
+    """Issue 32: 4 ranks on 2 cores time-slice, and the result must say so."""
+    np = 2 * (os.cpu_count() or 1)
+    run = halo(np, "--calls", "3", "--pattern", "a", env={"OMPI_MCA_hwloc_base_binding_policy": "none"})
+    assert run.returncode == 0, run.stderr
+    placement = run.doc["metadata"]["placement"]
+    assert placement["nodes_oversubscribed"] == 1
+    assert placement["oversubscribed"]["ranks"] == np and placement["oversubscribed"]["cpus"] <= os.cpu_count()
+    warnings = [line for line in run.stdout.splitlines() if line.startswith("# warning: oversubscribed: ")]
+    assert len(warnings) == 1 and f"runs {np} ranks on the" in warnings[0]
+    quiet = halo(2, "--calls", "3", "--pattern", "a")
+    assert quiet.doc["metadata"]["placement"]["nodes_oversubscribed"] == 0
+    assert "# warning: oversubscribed" not in quiet.stdout

@@ -1,10 +1,12 @@
 /* Unit tests of the MPI-free core: parsing, statistics, histograms, RNG, JSON. */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "check.h"
 #include "jb_json.h"
 #include "jb_parse.h"
+#include "jb_schedule.h"
 #include "jb_stats.h"
 
 static void test_sizes(void)
@@ -223,6 +225,103 @@ static void test_json(void)
     jb_json_free(&j);
 }
 
+/* Runs a schedule to its end: every round's order must be a permutation of the variants,
+ * each variant's shares must cover its calls 0 .. calls-1 once, in order, with its warm-up
+ * before the first share only.  Returns the turns taken; orders[r * variants + i] the order. */
+static long run_schedule(jb_schedule *s, int *orders, long *timed)
+{
+    long turns = 0, *next = calloc((size_t)s->variants, sizeof *next);
+    int *seen = calloc((size_t)s->variants, sizeof *seen);
+    for (int v = 0; v < s->variants; v++)
+        timed[v] = 0;
+    while (jb_schedule_next(s)) {
+        int v = s->variant;
+        if (s->at == 0)
+            memset(seen, 0, (size_t)s->variants * sizeof *seen);
+        CHECK(v >= 0 && v < s->variants && !seen[v]); /* once a round */
+        seen[v] = 1;
+        orders[s->round * s->variants + s->at] = v;
+        CHECK(s->first == next[v]);                   /* its calls in order, none skipped */
+        CHECK(s->warm == (s->round == 0 ? s->warmup : 0));
+        for (long c = s->first - s->warm; c < s->end; c++)
+            timed[v] += c >= 0;
+        next[v] = s->end;
+        turns++;
+    }
+    for (int v = 0; v < s->variants; v++)
+        CHECK(next[v] == s->calls);
+    free(next);
+    free(seen);
+    return turns;
+}
+
+static void test_schedule(void)
+{
+    enum { V = 7, CALLS = 103, ROUNDS = 10 };
+    jb_schedule s;
+    int orders[ROUNDS * V], again[ROUNDS * V], other[ROUNDS * V];
+    long timed[V];
+
+    /* shuffled: R rounds of V turns, each variant exactly CALLS timed calls */
+    CHECK(jb_schedule_init(&s, V, CALLS, 5, ROUNDS, 1, 42) == 0);
+    CHECK(run_schedule(&s, orders, timed) == (long)ROUNDS * V);
+    for (int v = 0; v < V; v++)
+        CHECK(timed[v] == CALLS);
+    CHECK(jb_schedule_next(&s) == 0); /* stays done */
+    jb_schedule_free(&s);
+    /* the same seed gives the same orders; another seed others; not every round alike */
+    CHECK(jb_schedule_init(&s, V, CALLS, 5, ROUNDS, 1, 42) == 0);
+    run_schedule(&s, again, timed);
+    jb_schedule_free(&s);
+    CHECK(memcmp(orders, again, sizeof orders) == 0);
+    CHECK(jb_schedule_init(&s, V, CALLS, 5, ROUNDS, 1, 43) == 0);
+    run_schedule(&s, other, timed);
+    jb_schedule_free(&s);
+    CHECK(memcmp(orders, other, sizeof orders) != 0);
+    int rounds_alike = 1;
+    for (int r = 1; r < ROUNDS; r++)
+        rounds_alike &= memcmp(orders, orders + r * V, V * sizeof *orders) == 0;
+    CHECK(!rounds_alike);
+    /* the shares' bounds: floor(calls r / R), so they differ by one call at most */
+    CHECK(jb_schedule_share_start(CALLS, ROUNDS, 0) == 0 && jb_schedule_share_start(CALLS, ROUNDS, ROUNDS) == CALLS);
+    CHECK(jb_schedule_share_start(CALLS, ROUNDS, 3) == 30);
+    CHECK(jb_schedule_share_start(100000000, 1000000, 999999) == 99999900); /* no overflow at the limits */
+
+    /* given: one round, the variants in their own order, each all its calls in a row */
+    CHECK(jb_schedule_init(&s, V, CALLS, 5, ROUNDS, 0, 42) == 0);
+    CHECK(s.rounds == 1 && run_schedule(&s, orders, timed) == V);
+    for (int v = 0; v < V; v++)
+        CHECK(orders[v] == v && timed[v] == CALLS);
+    jb_schedule_free(&s);
+
+    /* more rounds than calls: one call a round, no empty share */
+    CHECK(jb_schedule_init(&s, 3, 4, 0, 1000, 1, 1) == 0);
+    CHECK(s.rounds == 4 && run_schedule(&s, orders, timed) == 12);
+    CHECK(timed[0] == 4 && timed[1] == 4 && timed[2] == 4);
+    jb_schedule_free(&s);
+
+    /* the record replays the orders from the seed */
+    CHECK(jb_schedule_init(&s, 3, 10, 0, 2, 1, 42) == 0);
+    int first[6];
+    run_schedule(&s, first, timed);
+    jb_json j;
+    jb_json_init(&j);
+    jb_json_object(&j, NULL);
+    jb_schedule_record(&s, &j);
+    jb_json_end(&j);
+    char expected[64];
+    snprintf(expected, sizeof expected, "[[%d,%d,%d],[%d,%d,%d]]", first[0], first[1], first[2], first[3], first[4],
+             first[5]);
+    size_t kept = 0; /* the text without its layout */
+    for (size_t i = 0; j.buf[i]; i++)
+        if (j.buf[i] != ' ' && j.buf[i] != '\n')
+            j.buf[kept++] = j.buf[i];
+    j.buf[kept] = '\0';
+    CHECK(strstr(j.buf, expected) != NULL && strstr(j.buf, "\"method\":\"shuffled\"") != NULL);
+    jb_json_free(&j);
+    jb_schedule_free(&s);
+}
+
 int main(void)
 {
     test_sizes();
@@ -234,5 +333,6 @@ int main(void)
     test_rng();
     test_gamma();
     test_json();
+    test_schedule();
     return check_summary();
 }
