@@ -281,8 +281,9 @@ int main(int argc, char **argv)
     long *injected = jb_alloc(&ctx, (size_t)variants, sizeof *injected, "--size x --pattern"),
          *bad_bytes = jb_alloc(&ctx, (size_t)variants, sizeof *bad_bytes, "--size x --pattern");
     /* which calls got noise, per variant, only when the series shows it */
-    size_t injected_series = o.series && o.noise.p > 0 ? (size_t)variants : 1;
-    double *injected_mine = jb_alloc(&ctx, injected_series * (size_t)calls, sizeof *injected_mine, "--calls");
+    int noise_series = o.series && o.noise.p > 0;
+    double *injected_mine = jb_alloc(&ctx, (noise_series ? (size_t)variants : 1) * (size_t)calls,
+                                     sizeof *injected_mine, "--calls");
     double *injected_per_call = jb_alloc(&ctx, (size_t)calls, sizeof *injected_per_call, "--calls");
     double **traces = jb_alloc(&ctx, (size_t)o.ntraced + 1, sizeof *traces, "--trace-tasks");
     for (int k = 0; ctx.rank == 0 && k < o.ntraced; k++)
@@ -298,7 +299,7 @@ int main(int argc, char **argv)
     jb_calls_schedule(&ctx, &sch, variants, ctx.opt.calls);
     while (jb_schedule_next(&sch)) {
         int v = sch.variant, s = variant_size[v], pattern = variant_pattern[v];
-        double *injected_of = injected_mine + (injected_series > 1 ? (size_t)v * (size_t)calls : 0);
+        double *injected_of = injected_mine + (noise_series ? (size_t)v * (size_t)calls : 0);
         for (int d = 0; d < NDIRS; d++)
             h.bytes[d] = d == NORTH || d == SOUTH ? o.ns_sizes[s] : o.ew_sizes[s];
         jb_calls_share(&ctx, &st[v], &sch, "pattern %s, sizes %zu (north-south) and %zu (east-west),",
@@ -326,7 +327,7 @@ int main(int argc, char **argv)
         long injected_all = 0;
         jb_calls_reduce(&st[v], MPI_COMM_WORLD);
         MPI_Reduce(&injected[v], &injected_all, 1, MPI_LONG, MPI_SUM, 0, MPI_COMM_WORLD);
-        if (injected_series > 1)
+        if (noise_series)
             MPI_Reduce(injected_mine + (size_t)v * (size_t)calls, injected_per_call, (int)calls, MPI_DOUBLE, MPI_SUM,
                        0, MPI_COMM_WORLD);
         collect_traces(&ctx, &o, st[v].mine, traces);
