@@ -137,6 +137,8 @@ BAD_OPTIONS = [
     (["--rounds", "0"], "--rounds: 0 is out of range"),
     (["--rounds", "99999999999999999999"], "--rounds"),
     (["--order", "random"], "--order: 'random' is not shuffled or given"),
+    (["--target-width", "0"], "--target-width: 0 is out of range"),
+    (["--target-width", "nan"], "--target-width"),
 ]
 
 
@@ -213,3 +215,19 @@ def test_more_ranks_than_cpus_given_is_recorded_and_warned(halo):
     quiet = halo(2, "--calls", "3", "--pattern", "a")
     assert quiet.doc["metadata"]["placement"]["nodes_oversubscribed"] == 0
     assert "# warning: oversubscribed" not in quiet.stdout
+
+
+def test_a_stopping_rule_ends_each_variant_at_a_round_once_its_median_is_narrow_enough(halo):
+    """--target-width W: a variant takes turns until the distribution-free 95 % interval of the
+    median of its per-call MAX is within W of it (relative half-width), --calls the cap; its
+    result holds the calls made and the width reached."""
+    calls, rounds, target = 600, 6, 0.05
+    run = halo(2, "--size", "8,1K", "--calls", str(calls), "--rounds", str(rounds), "--target-width", str(target))
+    assert run.returncode == 0, run.stderr
+    share_ends = {calls * r // rounds for r in range(1, rounds + 1)}
+    assert run.doc["config"]["target_width"] == target
+    for result, timed in zip(run.results(), run.doc["config"]["order_timed_calls"]):
+        assert result["calls"] == timed and timed in share_ends
+        assert result["median_halfwidth"] <= target or timed == calls  # stopped because reached, or capped
+    plain = halo(2, "--size", "8", "--calls", "20", "--pattern", "a")
+    assert "median_halfwidth" not in plain.results()[0]  # no rule, no field

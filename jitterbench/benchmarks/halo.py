@@ -111,11 +111,12 @@ DESCRIPTOR = Descriptor(
                          "off_node_bytes_per_node over the mean per-call MAX", better="higher", role="recorded")),
     result_fields=("placement", "pattern", "ns_size", "ew_size", "tasks", "nodes", "tasks_per_node",
                    "off_node_per_node", "injected_task_calls", *PER_CALL_CONTEXT,
-                   "series", "traces", "injected_tasks_per_call"),  # with --series, --trace-tasks, --inject
+                   "series", "traces", "injected_tasks_per_call",  # with --series, --trace-tasks, --inject
+                   "median_halfwidth"),  # with --target-width
     size_field="ns_size",
     parameters=(Parameter("patterns", quick=("isend-recv",)),),
     option_values={"ns-size": ["848"], "ew-size": ["1016"], "block": ["1x1", "1x2"], "px": ["1", "2"],
-                   "trace-tasks": ["0", "0,1"]},
+                   "trace-tasks": ["0", "0,1"], "target-width": ["0.05", "0.5"]},
     cost=lambda v: cost.sweep_s(v, 50, lambda s: cost.barrier_s(cost.tasks(v)) + 4 * cost.message_s(s)),
     figures=(halo_scaling, halo_traces),
     distribution=("pattern", "placement", "ns_size"),

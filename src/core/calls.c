@@ -12,6 +12,12 @@
 #include "jb_output.h"
 #include "jb_watchdog.h"
 
+static int by_value(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
 void jb_calls_init(jb_ctx *ctx, jb_calls *s, long calls)
 {
     memset(s, 0, sizeof *s);
@@ -109,7 +115,7 @@ void jb_calls_share(jb_ctx *ctx, jb_calls *s, const jb_schedule *sch, const char
         jb_watch("%s", where);
     /* the clocks drift apart slowly: synchronised again at each round's first turn
      * (given: before each variant, as before there were rounds) */
-    if (sch->at == 0 || !sch->shuffled)
+    if (sch->round_start || !sch->shuffled)
         jb_sync_clocks(&ctx->clock);
     if (ctx->clock.error_bound > s->error_bound)
         s->error_bound = ctx->clock.error_bound; /* the worst of the variant's shares */
@@ -120,6 +126,23 @@ void jb_calls_share(jb_ctx *ctx, jb_calls *s, const jb_schedule *sch, const char
         MPI_Bcast(&first, 1, MPI_DOUBLE, 0, MPI_COMM_WORLD);
         s->first_window = first - (double)(sch->first - sch->warm + ctx->opt.warmup) * ctx->opt.window_us * 1e-6;
     }
+}
+
+int jb_calls_settled(jb_calls *s, const jb_schedule *sch, MPI_Comm comm, double target)
+{
+    long first = sch->first, made = sch->end;
+    for (long c = first; c < made; c++) /* a task that took no part adds nothing */
+        s->low[c] = isnan(s->mine[c]) ? 0 : s->mine[c];
+    /* the share's per-call MAX on every rank (the final reduce gives rank 0 the same) */
+    MPI_Allreduce(s->low + first, s->max + first, (int)(made - first), MPI_DOUBLE, MPI_MAX, comm);
+    memcpy(s->avg, s->max, (size_t)made * sizeof *s->avg);
+    qsort(s->avg, (size_t)made, sizeof *s->avg, by_value);
+    s->width = jb_median_ci_halfwidth(s->avg, (size_t)made);
+    s->stopping = 1;
+    int settled = s->width <= target;
+    if (settled || made == s->calls)
+        s->calls = made; /* what the result reports; the arrays keep their length */
+    return settled;
 }
 
 void jb_calls_schedule_end(jb_ctx *ctx, jb_schedule *sch, const jb_calls *st)
@@ -245,6 +268,8 @@ void jb_calls_report(jb_ctx *ctx, const jb_calls *s, int series)
     jb_result_num(ctx, "worst_us", per_call_max.max, 0);
     jb_result_num(ctx, "all_p50_us", jb_hist_percentile(&s->all, 50), 0);
     jb_result_num(ctx, "all_p99_us", jb_hist_percentile(&s->all, 99), 0);
+    if (s->stopping) /* the stopping rule's: the median's 95 % interval, relative half-width */
+        jb_result_num(ctx, "median_halfwidth", s->width, 0);
     if (s->timed_starts) {
         /* how far apart the tasks started each call: beside MAX, it bounds what a
          * per-call maximum of a few microseconds can mean */
@@ -291,5 +316,8 @@ void jb_calls_describe(jb_json *j)
                 "synchronised at the start of the result (offsets to rank 0: SKaMPI's ping-pong over HCA's tree)");
     jb_json_str(j, "clock_error_us", "the largest error bound of any task's clock offset (half round trips, summed up the tree)");
     jb_json_str(j, "late_starts", "--sync window: task-calls that reached their window after it had opened");
+    jb_json_str(j, "median_halfwidth", "with a stopping rule (--target-width): the relative half-width of the "
+                                       "distribution-free 95 % interval of the median of the per-call MAX, over the "
+                                       "calls made, from order statistics");
     jb_json_end(j);
 }

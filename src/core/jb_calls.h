@@ -34,6 +34,8 @@ typedef struct {
     jb_hist all;             /* merged, rank 0 after reduce */
     int tasks;               /* tasks that recorded each call */
     long timed;              /* calls this task recorded since the clear: what the schedule gave it */
+    double width;            /* with a stopping rule: the relative half-width the median's interval reached */
+    int stopping;            /* a stopping rule was applied (jb_calls_settled) */
 } jb_calls;
 
 void jb_calls_init(jb_ctx *ctx, jb_calls *s, long calls);
@@ -61,6 +63,13 @@ void jb_calls_schedule(jb_ctx *ctx, jb_schedule *sch, int variants, long calls);
  * share's windows from now.  Collective over MPI_COMM_WORLD. */
 void jb_calls_share(jb_ctx *ctx, jb_calls *s, const jb_schedule *sch, const char *fmt, ...)
     __attribute__((format(printf, 4, 5)));
+/* A stopping rule (ReproMPI's and IMB -time's idea, order statistics here): after a share,
+ * whether the median of the variant's per-call MAX over the tasks of comm, over its calls so
+ * far, has a distribution-free 95 % interval of relative half-width <= target
+ * (jb_median_ci_halfwidth).  Collective over comm, the same answer on every rank; when it is
+ * 1 the benchmark settles the variant (jb_schedule_settle), and its result holds the calls
+ * made (s->calls becomes them) and median_halfwidth.  The cap is the schedule's calls. */
+int jb_calls_settled(jb_calls *s, const jb_schedule *sch, MPI_Comm comm, double target);
 /* Records the order (jb_schedule_record) and the timed calls rank 0 made per variant
  * in the config, and frees the schedule. */
 void jb_calls_schedule_end(jb_ctx *ctx, jb_schedule *sch, const jb_calls *st);

@@ -33,13 +33,19 @@ typedef struct {
      * of which the ones below 0 (warm-up) are not timed */
     int variant;
     long first, end, warm;
+    int round_start;        /* the share is its round's first */
+    unsigned char *settled; /* per variant: it reached its stopping rule, it takes no more turns */
+    int settled_count;
 } jb_schedule;
 
 /* 0, or -1 when out of memory (errno set).  rounds >= 1, calls >= 1. */
 int jb_schedule_init(jb_schedule *s, int variants, long calls, long warmup, long rounds, int shuffled,
                      uint64_t seed);
-/* Moves to the next share; 0 when every round is done. */
+/* Moves to the next share of a variant not settled; 0 when every round is done, or every
+ * variant settled. */
 int jb_schedule_next(jb_schedule *s);
+/* Variant v takes no more turns (a stopping rule was met after its share). */
+void jb_schedule_settle(jb_schedule *s, int v);
 /* The first timed call of round r of a run of `calls` calls in `rounds` rounds. */
 long jb_schedule_share_start(long calls, long rounds, long r);
 /* Records the method, the seed, the rounds and every round's order (drawn again

@@ -16,6 +16,14 @@ typedef struct {
 /* Percentile q in [0, 100] of sorted[0..n-1], linear interpolation between
  * closest ranks (numpy's default, Hyndman & Fan type 7). */
 double jb_percentile_sorted(const double *sorted, size_t n, double q);
+/* The distribution-free 95 % interval of the median of n values (order statistics):
+ * [x(k), x(n + 1 - k)] with k (1-based) the largest such that 2 P(Bin(n, 1/2) <= k - 1)
+ * <= 0.05, exact up to 1000 values, from the normal approximation above; 0 when n < 6
+ * (no interval reaches 95 %). */
+long jb_median_ci_rank(size_t n);
+/* That interval's half-width relative to the median of sorted[0..n-1]; +inf when there is
+ * no interval or the median is not positive. */
+double jb_median_ci_halfwidth(const double *sorted, size_t n);
 /* Summary of x (not modified; a sorted copy is made). */
 void jb_summarize(const double *x, size_t n, jb_summary *s);
 

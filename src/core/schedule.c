@@ -48,8 +48,11 @@ int jb_schedule_init(jb_schedule *s, int variants, long calls, long warmup, long
     s->seed = seed;
     s->at = -1;
     s->order = calloc(variants > 0 ? (size_t)variants : 1, sizeof *s->order);
-    if (!s->order)
+    s->settled = calloc(variants > 0 ? (size_t)variants : 1, sizeof *s->settled);
+    if (!s->order || !s->settled) {
+        jb_schedule_free(s);
         return -1;
+    }
     jb_rng_seed(&s->rng, seed, ORDER_STREAM);
     draw_round(s);
     return 0;
@@ -57,14 +60,18 @@ int jb_schedule_init(jb_schedule *s, int variants, long calls, long warmup, long
 
 int jb_schedule_next(jb_schedule *s)
 {
-    if (s->variants <= 0 || s->round >= s->rounds)
-        return 0;
-    if (++s->at == s->variants) {
-        s->at = 0;
-        if (++s->round == s->rounds)
+    s->round_start = s->at < 0;
+    do {
+        if (s->variants <= 0 || s->round >= s->rounds || s->settled_count == s->variants)
             return 0;
-        draw_round(s);
-    }
+        if (++s->at == s->variants) {
+            s->round_start = 1;
+            s->at = 0;
+            if (++s->round == s->rounds)
+                return 0;
+            draw_round(s);
+        }
+    } while (s->settled[s->order[s->at]]);
     s->variant = s->order[s->at];
     s->first = jb_schedule_share_start(s->calls, s->rounds, s->round);
     s->end = jb_schedule_share_start(s->calls, s->rounds, s->round + 1);
@@ -98,8 +105,18 @@ void jb_schedule_record(const jb_schedule *s, jb_json *j)
     jb_json_end(j);
 }
 
+void jb_schedule_settle(jb_schedule *s, int v)
+{
+    if (v >= 0 && v < s->variants && !s->settled[v]) {
+        s->settled[v] = 1;
+        s->settled_count++;
+    }
+}
+
 void jb_schedule_free(jb_schedule *s)
 {
     free(s->order);
+    free(s->settled);
     s->order = NULL;
+    s->settled = NULL;
 }

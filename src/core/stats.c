@@ -24,6 +24,35 @@ double jb_percentile_sorted(const double *sorted, size_t n, double q)
     return sorted[i] + frac * (sorted[i + 1] - sorted[i]);
 }
 
+long jb_median_ci_rank(size_t n)
+{
+    if (n < 6)
+        return 0;
+    if (n > 1000) { /* Conover's normal approximation; the exact sum would cost n steps */
+        long k = (long)floor(((double)n - 1.959964 * sqrt((double)n)) / 2.0);
+        return k >= 1 ? k : 1;
+    }
+    double log_pmf_base = lgamma((double)n + 1) + (double)n * log(0.5), cdf = 0;
+    long k = 0;
+    for (long j = 0; j < (long)n; j++) {
+        double pmf = exp(log_pmf_base - lgamma((double)j + 1) - lgamma((double)n - (double)j + 1));
+        if (2 * (cdf + pmf) > 0.05)
+            break;
+        cdf += pmf;
+        k = j + 1;
+    }
+    return k;
+}
+
+double jb_median_ci_halfwidth(const double *sorted, size_t n)
+{
+    long k = jb_median_ci_rank(n);
+    double median = n ? jb_percentile_sorted(sorted, n, 50.0) : 0;
+    if (k == 0 || !(median > 0))
+        return HUGE_VAL;
+    return (sorted[n - (size_t)k] - sorted[k - 1]) / 2 / median;
+}
+
 void jb_summarize(const double *x, size_t n, jb_summary *s)
 {
     memset(s, 0, sizeof *s);

@@ -28,6 +28,9 @@ static const char usage[] =
     "  --ns-size S, --ew-size S  override the size of one direction (Jacobi: 848 and 1016)\n"
     JB_NOISE_USAGE
     "                        A chance: each task's call, inside the timed region\n"
+    "  --target-width W      stop a variant once the median of its per-call MAX has a 95 %\n"
+    "                        interval (order statistics) of relative half-width <= W, checked\n"
+    "                        after each of its --rounds shares; --calls is the cap [0: off]\n"
     "  --series              per-call MAX and AVG in the JSON\n"
     "  --trace-tasks LIST    per-call times of these ranks in the JSON (at most 64)\n";
 
@@ -40,6 +43,7 @@ typedef struct {
     int nsizes;
     jb_noise noise;
     int series;
+    double target_width;
     long *traced;
     int ntraced;
 } halo_options;
@@ -52,7 +56,7 @@ static void parse_options(jb_ctx *ctx, int argc, char **argv, halo_options *o)
         {"non-periodic", no_argument, NULL, 'N'},    {"size", required_argument, NULL, 's'},
         {"ns-size", required_argument, NULL, 'y'},   {"ew-size", required_argument, NULL, 'e'},
         {"inject", required_argument, NULL, 'i'},    {"inject-by", required_argument, NULL, 'B'},
-        {"series", no_argument, NULL, 'S'},
+        {"series", no_argument, NULL, 'S'},           {"target-width", required_argument, NULL, 'W'},
         {"trace-tasks", required_argument, NULL, 't'}, JB_COMMON_LONGOPTS};
     halo_layout *L = &o->layout;
     size_t ns = 0, ew = 0;
@@ -92,6 +96,7 @@ static void parse_options(jb_ctx *ctx, int argc, char **argv, halo_options *o)
         case 'i': jb_noise_parse(ctx, "--inject", optarg, &o->noise); break;
         case 'B': jb_noise_parse_by(ctx, optarg, &o->noise); break;
         case 'S': o->series = 1; break;
+        case 'W': jb_option(ctx, "--target-width", jb_parse_double(optarg, 1e-6, 10, &o->target_width, err), err); break;
         case 't':
             jb_option(ctx, "--trace-tasks", jb_parse_long_list(optarg, 0, ctx->size - 1, &o->traced, &o->ntraced, err), err);
             if (o->ntraced > MAX_TRACED)
@@ -252,6 +257,8 @@ int main(int argc, char **argv)
     jb_json_int(cfg, "off_node_per_node", off_node_max);
     jb_json_num(cfg, "off_node_per_node_mean", off_node_mean);
     jb_noise_start(&ctx, &o.noise);
+    if (o.target_width > 0)
+        jb_json_num(cfg, "target_width", o.target_width);
     jb_json_str(cfg, "call", "a barrier (or --sync window), then the exchange; each task times from its start to the end of its exchange");
     jb_calls_describe(cfg);
 
@@ -319,6 +326,8 @@ int main(int argc, char **argv)
                 injected_of[c] = inject;
             }
         }
+        if (o.target_width > 0 && jb_calls_settled(&st[v], &sch, MPI_COMM_WORLD, o.target_width))
+            jb_schedule_settle(&sch, v);
     }
     jb_calls_schedule_end(&ctx, &sch, st);
 

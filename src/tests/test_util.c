@@ -1,4 +1,5 @@
 /* Unit tests of the MPI-free core: parsing, statistics, histograms, RNG, JSON. */
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -322,6 +323,40 @@ static void test_schedule(void)
     jb_schedule_free(&s);
 }
 
+static void test_median_interval_and_stopping(void)
+{
+    /* Bin(100, 1/2): 2 P(<= 39) = 0.035, 2 P(<= 40) = 0.057, so [x(40), x(61)] */
+    CHECK(jb_median_ci_rank(5) == 0 && jb_median_ci_rank(6) == 1 && jb_median_ci_rank(100) == 40);
+    CHECK(jb_median_ci_rank(1001) == 469); /* (1001 - 1.959964 sqrt(1001)) / 2, rounded down */
+    double x[100];
+    for (int i = 0; i < 100; i++)
+        x[i] = i + 1;
+    CHECK(fabs(jb_median_ci_halfwidth(x, 100) - 21.0 / 2 / 50.5) < 1e-12);
+    CHECK(isinf(jb_median_ci_halfwidth(x, 5)));
+
+    /* a settled variant takes no more turns; the others go on; all settled ends the run */
+    jb_schedule s;
+    long turns[3] = {0, 0, 0};
+    CHECK(jb_schedule_init(&s, 3, 40, 0, 4, 1, 9) == 0);
+    int starts = 0;
+    while (jb_schedule_next(&s)) {
+        turns[s.variant]++;
+        starts += s.round_start;
+        if (s.variant == 1 && s.round == 1)
+            jb_schedule_settle(&s, 1);
+    }
+    CHECK(turns[0] == 4 && turns[1] == 2 && turns[2] == 4 && starts == 4);
+    jb_schedule_free(&s);
+    CHECK(jb_schedule_init(&s, 2, 40, 0, 4, 1, 9) == 0);
+    long all = 0;
+    while (jb_schedule_next(&s)) {
+        all++;
+        jb_schedule_settle(&s, s.variant);
+    }
+    CHECK(all == 2);
+    jb_schedule_free(&s);
+}
+
 int main(void)
 {
     test_sizes();
@@ -334,5 +369,6 @@ int main(void)
     test_gamma();
     test_json();
     test_schedule();
+    test_median_interval_and_stopping();
     return check_summary();
 }
