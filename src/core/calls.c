@@ -145,15 +145,24 @@ int jb_calls_settled(jb_calls *s, const jb_schedule *sch, MPI_Comm comm, double 
     return settled;
 }
 
-void jb_calls_schedule_end(jb_ctx *ctx, jb_schedule *sch, const jb_calls *st)
+void jb_calls_schedule_record(jb_ctx *ctx, jb_schedule *sch, const long *timed)
 {
     jb_json *cfg = &ctx->config;
     jb_schedule_record(sch, cfg);
     jb_json_array(cfg, "order_timed_calls"); /* per variant, counted as rank 0 recorded them */
     for (int v = 0; v < sch->variants; v++)
-        jb_json_int(cfg, NULL, st[v].timed);
+        jb_json_int(cfg, NULL, timed[v]);
     jb_json_end(cfg);
     jb_schedule_free(sch);
+}
+
+void jb_calls_schedule_end(jb_ctx *ctx, jb_schedule *sch, const jb_calls *st)
+{
+    long *timed = jb_alloc(ctx, sch->variants > 0 ? (size_t)sch->variants : 1, sizeof *timed, "the variants");
+    for (int v = 0; v < sch->variants; v++)
+        timed[v] = st[v].timed;
+    jb_calls_schedule_record(ctx, sch, timed);
+    free(timed);
 }
 
 double jb_call_start(jb_ctx *ctx, jb_calls *s, MPI_Comm comm, long c)

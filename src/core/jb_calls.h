@@ -73,6 +73,8 @@ int jb_calls_settled(jb_calls *s, const jb_schedule *sch, MPI_Comm comm, double 
 /* Records the order (jb_schedule_record) and the timed calls rank 0 made per variant
  * in the config, and frees the schedule. */
 void jb_calls_schedule_end(jb_ctx *ctx, jb_schedule *sch, const jb_calls *st);
+/* The same from the timed calls per variant, for a benchmark that keeps its jb_calls apart. */
+void jb_calls_schedule_record(jb_ctx *ctx, jb_schedule *sch, const long *timed);
 /* Starts timed call c (c < 0: warm-up) as --sync says: after a barrier of comm,
  * or when its window opens; returns MPI_Wtime() at the start and records it. */
 double jb_call_start(jb_ctx *ctx, jb_calls *s, MPI_Comm comm, long c);

@@ -20,7 +20,8 @@ static const char usage[] =
     "  --halo LIST           sendrecv (4 x MPI_Sendrecv), waitall (4 x Irecv, 4 x Isend,\n"
     "                        MPI_Waitall(8)), or all [all]\n"
     "  --trials N            iterate --calls times N times over, from the same start, and\n"
-    "                        report the fastest trial too [1]\n"
+    "                        report the fastest trial too [1]; shuffled (--order), the halo\n"
+    "                        methods take turns a trial at a time: a round is a trial\n"
     "  --series              per-iteration MAX and AVG of the halo in the JSON\n"
     "  (--calls: iterations per trial)\n";
 
@@ -101,8 +102,10 @@ static void parse(jb_ctx *ctx, int argc, char **argv, jacobi_options *o)
         jb_fail(ctx, "--calls x --trials: %ld x %ld timed iterations per result are more than 2^31", ctx->opt.calls,
                 o->trials);
     o->timed = (long)timed;
-    for (int part = 0; part < 3; part++)
-        jb_calls_memory(&m, o->timed);
+    long methods = 0;
+    for (int method = 0; method < NHALOS; method++)
+        methods += o->halos[method];
+    jb_calls_memory_variants(&m, o->timed, 3 * methods);
     jb_memory_check(ctx, &m);
 }
 
@@ -158,44 +161,61 @@ static int wrong_halos(jacobi *j, const jacobi_options *o, int method, long swee
     return worst > 1e-6 * (double)(sweeps + 10); /* float rounding: some 1e-7 per sweep */
 }
 
-/* Runs --trials trials of --calls iterations with one halo method and reports them. */
-static void measure(jb_ctx *ctx, const jacobi_options *o, jacobi *j, int method, jb_calls *halo, jb_calls *compute,
-                    jb_calls *step)
+/* One halo method's results, kept over the rounds: its three timings and its trials' checksums. */
+typedef struct {
+    jb_calls halo, compute, step;
+    double first_sum, sum;
+    int differs;
+} jacobi_variant;
+
+/* One share of a method's iterations (jb_schedule): its trials (one a round when shuffled),
+ * each from the same start. */
+static void run_share(jb_ctx *ctx, const jacobi_options *o, jacobi *j, int method, const jb_schedule *sch,
+                      jacobi_variant *w)
 {
-    long calls = ctx->opt.calls;
-    double first_sum = 0, sum = 0;
-    int differs = 0;
-    jb_calls_begin(ctx, halo, "halo %s,", jacobi_halo_names[method]);
-    if (ctx->opt.validate) {
-        long sweeps = calls < 100 ? calls : 100;
-        jb_fail_if_any(ctx, wrong_halos(j, o, method, sweeps),
-                       "--validate: halo %s: after %ld sweeps the field is not the exact iterate of "
-                       "cos(2 pi x / NX) + cos(2 pi y / NY)", jacobi_halo_names[method], sweeps);
+    long calls = ctx->opt.calls, trial = sch->first / calls;
+    jb_calls_share(ctx, &w->halo, sch, "halo %s,", jacobi_halo_names[method]);
+    if (sch->round == 0) {
+        if (ctx->opt.validate) {
+            long sweeps = calls < 100 ? calls : 100;
+            jb_fail_if_any(ctx, wrong_halos(j, o, method, sweeps),
+                           "--validate: halo %s: after %ld sweeps the field is not the exact iterate of "
+                           "cos(2 pi x / NX) + cos(2 pi y / NY)", jacobi_halo_names[method], sweeps);
+        }
+        jb_calls_clear(&w->compute);
+        jb_calls_clear(&w->step);
     }
-    jb_calls_clear(compute);
-    jb_calls_clear(step);
-    for (long trial = 0; trial < o->trials; trial++) {
+    for (; trial < sch->end / calls; trial++) {
         start(j);
-        for (long c = trial ? 0 : -ctx->opt.warmup; c < calls; c++) {
-            if (c == 0 && trial == 0 && ctx->opt.warmup)
+        for (long c = trial ? 0 : -sch->warm; c < calls; c++) {
+            if (c == 0 && trial == 0 && sch->warm)
                 start(j); /* the warm-up iterations leave the problem as it began */
             long call = trial * calls + c;
-            double t0 = jb_call_start(ctx, halo, j->comm, c < 0 ? c : call);
+            double t0 = jb_call_start(ctx, &w->halo, j->comm, c < 0 ? c : call);
             jacobi_halo(j, method);
             double t1 = MPI_Wtime();
             jacobi_sweep(j);
             double t2 = MPI_Wtime();
             if (c >= 0) {
-                jb_calls_record(halo, call, (t1 - t0) * 1e6);
-                jb_calls_record(compute, call, (t2 - t1) * 1e6);
-                jb_calls_record(step, call, (t2 - t0) * 1e6);
+                jb_calls_record(&w->halo, call, (t1 - t0) * 1e6);
+                jb_calls_record(&w->compute, call, (t2 - t1) * 1e6);
+                jb_calls_record(&w->step, call, (t2 - t0) * 1e6);
             }
         }
-        sum = checksum(j);
+        w->sum = checksum(j);
         if (trial == 0)
-            first_sum = sum;
-        differs |= ctx->rank == 0 && sum != first_sum;
+            w->first_sum = w->sum;
+        w->differs |= ctx->rank == 0 && w->sum != w->first_sum;
     }
+}
+
+/* One method's result, after every round. */
+static void report(jb_ctx *ctx, const jacobi_options *o, jacobi *j, int method, jacobi_variant *w)
+{
+    long calls = ctx->opt.calls;
+    jb_calls *halo = &w->halo, *compute = &w->compute, *step = &w->step;
+    double sum = w->sum;
+    int differs = w->differs;
     jb_fail_if_any(ctx, differs, "halo %s: a trial ended on another field than the first: the run is not repeatable",
                    jacobi_halo_names[method]);
     jb_calls_reduce(halo, j->comm);
@@ -273,16 +293,33 @@ int main(int argc, char **argv)
                "%ld warm-up; times in us per iteration\n",
                o.lattice[0], o.lattice[1], o.dims[0], o.dims[1], j.lx, j.ly, ctx.opt.calls, o.trials, ctx.opt.warmup);
 
-    jb_calls halo, compute, step;
-    jb_calls_init(&ctx, &halo, o.timed);
-    jb_calls_init(&ctx, &compute, o.timed);
-    jb_calls_init(&ctx, &step, o.timed);
+    /* the halo methods, in their order; a round is a trial (each starts the field afresh) */
+    int variants = 0, method_of[NHALOS];
     for (int method = 0; method < NHALOS; method++)
         if (o.halos[method])
-            measure(&ctx, &o, &j, method, &halo, &compute, &step);
-    jb_calls_free(&halo);
-    jb_calls_free(&compute);
-    jb_calls_free(&step);
+            method_of[variants++] = method;
+    jacobi_variant *vs = jb_alloc(&ctx, (size_t)variants, sizeof *vs, "--halo");
+    for (int v = 0; v < variants; v++) {
+        jb_calls_init(&ctx, &vs[v].halo, o.timed);
+        jb_calls_init(&ctx, &vs[v].compute, o.timed);
+        jb_calls_init(&ctx, &vs[v].step, o.timed);
+    }
+    ctx.opt.rounds = o.trials;
+    jb_schedule sch;
+    jb_calls_schedule(&ctx, &sch, variants, o.timed);
+    while (jb_schedule_next(&sch))
+        run_share(&ctx, &o, &j, method_of[sch.variant], &sch, &vs[sch.variant]);
+    long timed[NHALOS];
+    for (int v = 0; v < variants; v++)
+        timed[v] = vs[v].halo.timed;
+    jb_calls_schedule_record(&ctx, &sch, timed);
+    for (int v = 0; v < variants; v++) {
+        report(&ctx, &o, &j, method_of[v], &vs[v]);
+        jb_calls_free(&vs[v].halo);
+        jb_calls_free(&vs[v].compute);
+        jb_calls_free(&vs[v].step);
+    }
+    free(vs);
     for (int d = 0; d < 4; d++) {
         free(j.send[d]);
         free(j.recv[d]);
