@@ -10,6 +10,8 @@ import pytest
 from jitterbench import simulate as sim
 from jitterbench.simulate import Interrupts, SimulationInputError
 
+pytestmark = pytest.mark.unit
+
 
 def rng(seed=1):
     return np.random.default_rng(seed)
