@@ -15,8 +15,6 @@ from jitterbench import mpi as mpis
 from jitterbench import findings
 
 REPO = Path(__file__).resolve().parents[1]
-# descriptors ahead of their check (another change adds it): the name, and why
-PENDING_CHECKS = {}
 
 
 def check_classes():
@@ -45,9 +43,6 @@ def test_every_check_of_a_jb_binary_has_a_descriptor_and_back():
         assert described.benchmark == bench, name
     assert set(findings.FINDINGS) <= set(classes)
     for d in benchmarks.ALL:
-        if d.check in PENDING_CHECKS:
-            assert d.check not in classes, f"{d.check} now exists: take it out of PENDING_CHECKS"
-            continue
         assert d.check in classes, f"the descriptor of {d.check} names no class under reframe_checks/"
         assert classes[d.check] == d.benchmark or (d.benchmark is None and classes[d.check] is None), d.check
 
