@@ -175,7 +175,8 @@ def test_spack_concretizes_installs_and_the_view_runs(tmp_path):
     """On a copy: concretize writes spack.lock and .spack-env/ beside spack.yaml."""
     copy = tmp_path / "checkout"
     copy.mkdir()
-    shutil.copy(REPO / "spack.yaml", copy / "spack.yaml")
+    for name in ("spack.yaml", "VERSION"):  # VERSION: src/CMakeLists.txt reads the release there
+        shutil.copy(REPO / name, copy / name)
     for path in ("spack-repo", "src", "systems/local", "systems/vcluster", "systems/site-template"):
         shutil.copytree(REPO / path, copy / path, ignore=shutil.ignore_patterns("build-*"))
     (copy / ".deps").symlink_to(REPO / ".deps")  # the PyPI MPIs the local externals name
