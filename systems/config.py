@@ -12,7 +12,12 @@ import sys
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 REPO = os.path.dirname(HERE)
-sys.path.insert(0, REPO)  # the jitterbench package of this checkout
+# the jitterbench package of this checkout (ci/setup.sh installs it in .venv too).  Appended, not
+# inserted: ReFrame (4.10) loads this file inside utility.temp_sys_path, which then pops the entry
+# at the position where it appended its own, so an insert would shift it and drop site-packages,
+# and a check importing NumPy would be skipped
+if REPO not in sys.path:
+    sys.path.append(REPO)
 
 import jitterbench.benchmarks  # noqa: E402
 import jitterbench.launchers  # noqa: E402,F401  registers the jb-mpirun, poe, bgp-mpirun and yod launchers

@@ -101,6 +101,25 @@ def run_pinned(m, np, cpu, argv, nice=0, timeout=120):
                           capture_output=True, text=True, timeout=timeout)
 
 
+# the tiers, as pyproject.toml registers them (--strict-markers refuses any other name), in the
+# order ci/test.sh runs them
+TIERS = ("unit", "mpi", "reframe", "vcluster", "pipeline", "fuzz", "spack")
+
+
+@pytest.hookimpl(tryfirst=True)  # before -m deselects: `pytest -m unit` checks every test too
+def pytest_collection_modifyitems(config, items):
+    """Every test carries exactly one tier marker, or nothing is collected: a test without one
+    would be run by no tier of ci/test.sh, and one with two by two."""
+    wrong = []
+    for item in items:
+        marked = [m.name for m in item.iter_markers() if m.name in TIERS]
+        if len(marked) != 1:
+            wrong.append(f"{item.nodeid}: {', '.join(marked) or 'none'}")
+    if wrong:
+        raise pytest.UsageError(f"{len(wrong)} test(s) lack exactly one tier marker ({', '.join(TIERS)}; "
+                                "pytestmark or @pytest.mark.<tier>):\n  " + "\n  ".join(wrong))
+
+
 @pytest.fixture(params=[m.name for m in mpis.ALL])
 def mpi(request):
     m = mpis.by_name(request.param)

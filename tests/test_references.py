@@ -8,6 +8,8 @@ import yaml
 
 from jitterbench import cli, references
 
+pytestmark = pytest.mark.unit
+
 PROVENANCE = {"system": "local", "source": "measured", "measured_by": "test", "date": "2026-11-22",
               "method": "by hand"}
 

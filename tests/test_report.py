@@ -40,6 +40,7 @@ def write_perflog(path, lines):
 
 # ---- reading -------------------------------------------------------------------------
 
+@pytest.mark.unit
 def test_a_perflog_reads_every_well_formed_line_and_counts_the_others(tmp_path):
     log = write_perflog(tmp_path / "HaloCheck.log", [
         perflog_line("sysA", "openmpi", 1, 10.0, 8.0),
@@ -55,6 +56,7 @@ def test_a_perflog_reads_every_well_formed_line_and_counts_the_others(tmp_path):
     assert {c.label for c in col.cases} == {"sysA"} and col.cases[0].meta["mpi_library"] == "Open MPI v4.1.4"
 
 
+@pytest.mark.unit
 def test_a_run_report_reads_its_cases_and_counts_a_broken_kept_document(tmp_path):
     outputdir = tmp_path / "output" / "HaloCheck_1"
     outputdir.mkdir(parents=True)
@@ -72,6 +74,7 @@ def test_a_run_report_reads_its_cases_and_counts_a_broken_kept_document(tmp_path
     assert col.skipped == {str(outputdir / "halo.json"): 1} and col.cases[0].documents == []
 
 
+@pytest.mark.unit
 def test_labels_name_inputs_and_repeats_are_kept(tmp_path):
     a = write_perflog(tmp_path / "a" / "HaloCheck.log", [perflog_line("s", "openmpi", 1, v, 1.0) for v in (1, 2, 3)])
     b = write_perflog(tmp_path / "b" / "HaloCheck.log", [perflog_line("s", "openmpi", 1, 5, 1.0)])
@@ -84,6 +87,7 @@ def test_labels_name_inputs_and_repeats_are_kept(tmp_path):
     ("not a perflog\n", "not a ReFrame perflog (no header line)"),
     ("{ broken", "not JSON (line 1"),
 ])
+@pytest.mark.unit
 def test_an_unusable_input_is_one_line_and_exit_2(tmp_path, capsys, content, message):
     path = tmp_path / ("input.log" if "perflog" in content else "input.json")
     path.write_text(content)
@@ -93,6 +97,7 @@ def test_an_unusable_input_is_one_line_and_exit_2(tmp_path, capsys, content, mes
     assert not (tmp_path / "out").exists()
 
 
+@pytest.mark.unit
 def test_a_missing_input_and_an_unknown_baseline_are_errors(tmp_path, capsys):
     assert cli.main(["report", str(tmp_path / "nowhere")]) == 2
     log = write_perflog(tmp_path / "HaloCheck.log", [perflog_line("s", "openmpi", 1, 1, 1)])
@@ -103,6 +108,7 @@ def test_a_missing_input_and_an_unknown_baseline_are_errors(tmp_path, capsys):
 
 # ---- statistics on known inputs --------------------------------------------------------
 
+@pytest.mark.unit
 def test_separated_samples_differ_significantly_with_the_exact_p_value():
     r = compare.compare([10, 11, 12, 13, 14], [20, 21, 22, 23, 24], "us")
     assert (r.median, r.median_base, r.n, r.n_base) == (12, 22, 5, 5)
@@ -113,12 +119,14 @@ def test_separated_samples_differ_significantly_with_the_exact_p_value():
     assert compare.compare([10, 11, 12, 13, 14], [20, 21, 22, 23, 24], "MB/s").verdict == "worse"
 
 
+@pytest.mark.unit
 def test_overlapping_samples_show_no_significant_difference():
     r = compare.compare([10, 12, 14, 16, 18], [11, 13, 15, 17, 19], "us")
     assert r.p > 0.05 and r.verdict == "no significant difference"
     assert r.ci[0] < 1 < r.ci[1]
 
 
+@pytest.mark.unit
 def test_too_few_repeats_are_said_not_guessed():
     assert compare.smallest_p(3, 3) == pytest.approx(0.1)
     r = compare.compare([1, 2, 3], [10, 11, 12], "us")
@@ -154,6 +162,7 @@ def small_run(tmp_path_factory):
     return paths
 
 
+@pytest.mark.mpi
 def test_every_figure_is_drawn_from_a_small_real_run(small_run, tmp_path):
     assert cli.main(["report", *small_run, "-o", str(tmp_path / "report")]) == 0
     folder = tmp_path / "report" / "figures"
@@ -167,6 +176,7 @@ def test_every_figure_is_drawn_from_a_small_real_run(small_run, tmp_path):
     assert "OSU Micro-Benchmarks and perftest did not run here" in html
 
 
+@pytest.mark.mpi
 def test_the_figures_tables_hold_the_measured_numbers(small_run):
     col = runs.collect(small_run, progress=False)
     made = {f.name: f for f in figures.all_figures(col)}
@@ -181,6 +191,7 @@ def test_the_figures_tables_hold_the_measured_numbers(small_run):
 
 # ---- comparing machines, and the papers --------------------------------------------------
 
+@pytest.mark.unit
 def test_compare_sets_each_label_against_the_baseline(tmp_path):
     a = write_perflog(tmp_path / "a" / "HaloCheck.log",
                       [perflog_line("a", "openmpi", 1, v, 1.0) for v in (10, 11, 12, 13, 14)])
@@ -194,6 +205,7 @@ def test_compare_sets_each_label_against_the_baseline(tmp_path):
     assert "Each label against a" in (tmp_path / "out" / "index.html").read_text()
 
 
+@pytest.mark.mpi
 def test_a_measured_machine_stands_beside_a_paper(small_run, tmp_path):
     sp2 = REPO / "reference_data" / "sp2.yaml"
     col = runs.collect([*small_run, str(sp2)], progress=False)
@@ -210,6 +222,7 @@ def test_a_measured_machine_stands_beside_a_paper(small_run, tmp_path):
     assert stated  # every stated entry is a row
 
 
+@pytest.mark.unit
 def test_hostile_names_are_escaped_in_the_page(tmp_path):
     hostile = '<script>alert("x")</script>$a$'
     log = write_perflog(tmp_path / "HaloCheck.log",
@@ -222,6 +235,7 @@ def test_hostile_names_are_escaped_in_the_page(tmp_path):
 
 # ---- the page in a real browser ---------------------------------------------------------------
 
+@pytest.mark.mpi
 @pytest.mark.skipif(CHROMIUM is None, reason="chromium is not installed (ci/test.sh installs Debian's chromium)")
 def test_the_report_renders_in_chromium_with_every_figure_and_no_script_error(small_run, tmp_path):
     from playwright.sync_api import sync_playwright
@@ -251,6 +265,7 @@ def test_the_report_renders_in_chromium_with_every_figure_and_no_script_error(sm
 
 # ---- the page's order: the verdict first -------------------------------------------------
 
+@pytest.mark.unit
 def test_the_page_opens_with_the_verdict_and_keeps_provenance_folded_and_the_environment_apart(tmp_path):
     case = {"fixture": False, "system": "s", "partition": "p", "environ": "openmpi", "nodes": 1, "placement": "row",
             "mpi_library": "Open MPI v4.1.4", "binding": "cores", "binding_asked": "cores"}

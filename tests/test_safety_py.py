@@ -19,6 +19,8 @@ import pytest
 
 from jitterbench import cli, figures, files
 
+pytestmark = pytest.mark.unit
+
 REPORT_FILES = {"index.html", "environment.html", "figures", files.MARKER}
 
 

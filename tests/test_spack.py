@@ -45,6 +45,7 @@ def definitions(env, system):
     return taken
 
 
+@pytest.mark.unit
 def test_the_matrix_builds_every_benchmark_for_every_mpi_provider_a_system_has(env):
     local, site = definitions(env, "local"), definitions(env, "mysite")
     assert [s.split("@")[0] for s in local["benchmarks"]] == ["jitterbench", "osu-micro-benchmarks"]
@@ -57,6 +58,7 @@ def test_the_matrix_builds_every_benchmark_for_every_mpi_provider_a_system_has(e
     assert env["concretizer"]["unify"] is False
 
 
+@pytest.mark.unit
 def test_the_project_repo_and_the_develop_path_are_this_checkout(env):
     repo = REPO / env["repos"]["jitterbench"]
     assert yaml.safe_load((repo / "repo.yaml").read_text())["repo"] == {"namespace": "jitterbench", "api": "v2.2"}
@@ -73,6 +75,7 @@ def included(env, system):
             if eval(i["when"], {}, {"env": variables})]
 
 
+@pytest.mark.unit
 def test_each_system_includes_its_own_folder_and_local_s_mpich_as_setup_wrote_it(env):
     assert included(env, None) == ["systems/local/packages.yaml", ".deps/packages.yaml"]
     assert included(env, "local") == ["systems/local/packages.yaml", ".deps/packages.yaml"]
@@ -90,6 +93,7 @@ def test_each_system_includes_its_own_folder_and_local_s_mpich_as_setup_wrote_it
                 assert "$" not in external.get("prefix", ""), (path, name)
 
 
+@pytest.mark.unit
 @pytest.mark.skipif(not (REPO / ".deps" / "packages.yaml").exists(), reason="ci/setup.sh has not run here")
 def test_setup_wrote_mpich_s_external_with_its_concrete_path():
     written = yaml.safe_load((REPO / ".deps" / "packages.yaml").read_text())["packages"]["mpich"]
@@ -99,6 +103,7 @@ def test_setup_wrote_mpich_s_external_with_its_concrete_path():
     assert external["prefix"] == str(mpich) and (mpich / "bin" / "mpicc").exists()
 
 
+@pytest.mark.unit
 def test_one_view_per_mpi_named_as_the_reframe_environments_and_one_for_perftest(env):
     assert set(env["view"]) == {m.name for m in mpis.ALL} | {"rdma"}
     for name, view in env["view"].items():
@@ -106,6 +111,7 @@ def test_one_view_per_mpi_named_as_the_reframe_environments_and_one_for_perftest
     assert env["view"]["rdma"]["select"] == ["perftest"]
 
 
+@pytest.mark.unit
 def test_the_lock_file_and_spacks_leftovers_are_ignored_by_git():
     ignored = subprocess.run(["git", "check-ignore", "spack.lock", ".spack-env/views/openmpi",
                               "src/build-linux-x86_64_v3-abcdefg"], cwd=REPO, capture_output=True, text=True)
@@ -122,6 +128,7 @@ def package_class(path):
     return cls.name, [b.id for b in cls.bases], calls, assigned
 
 
+@pytest.mark.unit
 def test_the_package_files_parse_and_declare_what_spack_needs():
     name, bases, calls, assigned = package_class(PACKAGE)
     assert name == "Jitterbench" and bases == ["CMakePackage"]
@@ -133,6 +140,7 @@ def test_the_package_files_parse_and_declare_what_spack_needs():
     assert {("depends_on", "rdma-core"), ("depends_on", "pciutils"), ("version", "4.5-0.17")} <= calls
 
 
+@pytest.mark.reframe
 @pytest.mark.skipif(not mpis.OPENMPI.available(), reason="Open MPI is not installed")
 def test_the_checks_take_their_binaries_from_a_spack_view(tmp_path):
     """JB_SPACK_VIEWS: the view of each programming environment, here one holding Open MPI's build."""
@@ -162,11 +170,13 @@ SPACK = Path(os.environ["SPACK_ROOT"]) / "bin" / "spack" if os.environ.get("SPAC
 
 @pytest.mark.skipif(SPACK is None, reason="Spack is not available (SPACK_ROOT is not set): it is on no "
                                           "package registry, so CI cannot install it; see the README's Spack recipe")
+@pytest.mark.spack
 def test_spack_concretizes_installs_and_the_view_runs(tmp_path):
     """On a copy: concretize writes spack.lock and .spack-env/ beside spack.yaml."""
     copy = tmp_path / "checkout"
     copy.mkdir()
-    shutil.copy(REPO / "spack.yaml", copy / "spack.yaml")
+    for name in ("spack.yaml", "VERSION"):  # VERSION: src/CMakeLists.txt reads the release there
+        shutil.copy(REPO / name, copy / name)
     for path in ("spack-repo", "src", "systems/local", "systems/vcluster", "systems/site-template"):
         shutil.copytree(REPO / path, copy / path, ignore=shutil.ignore_patterns("build-*"))
     (copy / ".deps").symlink_to(REPO / ".deps")  # the PyPI MPIs the local externals name
@@ -185,6 +195,7 @@ def test_spack_concretizes_installs_and_the_view_runs(tmp_path):
 
 @pytest.mark.skipif(SPACK is None, reason="Spack is not available (SPACK_ROOT is not set): it is on no "
                                           "package registry, so CI cannot install it; see the README's Spack recipe")
+@pytest.mark.spack
 def test_an_unknown_system_stops_spack_in_one_line_before_concretizing(tmp_path):
     shutil.copy(REPO / "spack.yaml", tmp_path / "spack.yaml")
     shutil.copytree(REPO / "spack-repo", tmp_path / "spack-repo")
