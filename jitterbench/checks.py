@@ -49,6 +49,13 @@ def partition_rails(feature="mpi"):
     return sorted({1, *(n for p in partitions(feature) for n in range(1, len(p.extras.get("rails", [])) + 1))})
 
 
+def first_environments(test):
+    """The findings are the network's and the noise's, not one MPI's: each partition's first
+    environment of those the test admits runs them (-S valid_prog_environs=... picks others)."""
+    admitted = rt.valid_sysenv_comb(test.valid_systems, test.valid_prog_environs)
+    return sorted({environs[0].name for environs in admitted.values() if environs})
+
+
 # Environments that run an MPI over another of its transports (the virtual cluster's Open MPI
 # over UCX, MPICH over OFI) carry this feature instead of `mpi`: the checks that prove a
 # transport's path (eager limit, ping-pong, halo) take them; the whole suite runs over each

@@ -48,25 +48,14 @@ import sys
 
 import reframe as rfm
 import reframe.core.runtime as rt
-import reframe.utility as util
 import reframe.utility.sanity as sn
 import reframe.utility.typecheck as typ
 from reframe.core.builtins import parameter, run_after, run_before, sanity_function, variable
 from reframe.core.exceptions import SanityError
 
 from jitterbench import simulate, simulate_command
-from jitterbench.checks import JitterbenchCheck
+from jitterbench.checks import JitterbenchCheck, first_environments
 from jitterbench.results import ResultsError
-
-# the check file as ReFrame's loader loads it: one module, one ContentionCheck
-ContentionCheck = util.import_module_from_file(os.path.join(os.path.dirname(__file__), "contention.py")).ContentionCheck
-
-
-def first_environments(test):
-    """The findings are the network's and the noise's, not one MPI's: each partition's first
-    environment of those the test admits runs them (-S valid_prog_environs=... picks others)."""
-    admitted = rt.valid_sysenv_comb(test.valid_systems, test.valid_prog_environs)
-    return sorted({environs[0].name for environs in admitted.values() if environs})
 
 
 class MpiFinding(JitterbenchCheck):
@@ -444,39 +433,6 @@ class AlltoallInjectedFinding(MpiFinding):
                          msg=f"from {self.procs[0]} to {self.procs[-1]} tasks the throughput falls by {{0}}, less than "
                              f"{least:g} of the {{1}} the simulator predicts"),
         ])
-
-
-@rfm.simple_test
-class ContentionFinding(ContentionCheck):
-    """Where a link's rate decides, k messages that share it each get a k-th of it: the run
-    measures k = 1, the link alone, beside each k of `distances`, and the slowdown of each is the
-    median latency over that of the link alone."""
-    descr = "Bhatele and Kale: messages that share a link are slowed by the number sharing it"
-    tags = {"papers"}
-    pattern = parameter(["link"], type=str, loggable=True)
-    msg_sizes = [65536]  # bandwidth-bound: the link's rate, not its latency, decides
-    distances = [2, 3]
-    # the slowdown asserted within this share of k.  Measured on the emulated ring (50 Mbit/s) in
-    # six runs: 1.84-1.87 and 2.71-2.73 for 2 and 3 sharers (the shaper's 8 KiB burst goes unshared)
-    tolerance = variable(float, value=0.25, loggable=True)
-    calls = 30
-    quick_variant = {"nodes": []}  # never in the quick mode
-
-    @run_after("init")
-    def first_environment_only(self):
-        self.valid_prog_environs = first_environments(self)
-
-    def slowdown(self, size, k):
-        return self.result("slowdown", where={"pattern": "link", "size": size, "k": k})
-
-    @sanity_function
-    def finding_holds(self):
-        tol = self.tolerance
-        return sn.all([self.ran_and_validated(), *[
-            sn.assert_bounded(self.slowdown(size, k), (1 - tol) * k, (1 + tol) * k,
-                              msg=f"{k} messages of {size} B sharing a link are each slowed {{0}} times, not "
-                                  f"{k} within {tol:.0%}")
-            for size in self.msg_sizes for k in self.reach()[0] if k > 1]])
 
 
 def tabe_exchange_times(count=5000, seed=1):
