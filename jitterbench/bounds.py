@@ -94,3 +94,31 @@ def holm(pvalues, alpha):
     rejected = np.zeros(p.size, bool)
     rejected[order] = np.cumprod(passed).astype(bool)
     return rejected
+
+
+# ---- the rule's calibration on synthetic runs (tests/test_bounds.py, benchmarks/bounds_calibration.py) ----
+
+# the worse-direction log of one run's value, spread sigma: a lognormal; a Pareto time (its log is
+# exponential: the heavy tail the rule's model is exact for); a bimodal one, a fifth of the runs in
+# a stall mode 1.5x slower
+DISTRIBUTIONS = {
+    "lognormal": lambda rng, size, sigma: rng.normal(0.0, sigma, size),
+    "pareto": lambda rng, size, sigma: rng.exponential(sigma, size),
+    "bimodal": lambda rng, size, sigma: rng.normal(0.0, sigma, size) + np.log(1.5) * (rng.random(size) < 0.2),
+}
+
+
+def calibrate(distribution, sigma, suites=10_000, variables=50, repeats=MIN_REPEATS, rate=FALSE_ALARM_RATE,
+              shifts=(1.5, 2.0), seed=1):
+    """Simulated suites on a clean machine: each has `variables` variables of one group (pooled),
+    `repeats` runs to build the bounds from and one new run.  Returns, per suite, whether any
+    variable of the new run failed its bound (a false alarm), the group's minimum detectable
+    slowdown, and for each shift whether variable 0, slowed by it, failed."""
+    rng = np.random.default_rng(seed)
+    draw = DISTRIBUTIONS[distribution]
+    logs = draw(rng, (suites, variables, repeats + 1), sigma) + rng.uniform(0, 5, (suites, variables, 1))
+    old, new = logs[..., :repeats], logs[..., repeats]
+    q = np.maximum(0.0, threshold(loo_scores(old), rate / variables))
+    over = new - np.median(old, axis=-1)  # each variable's new run above its median
+    return {"false_alarm": (over > q[:, None]).any(axis=-1), "slowdown": detectable_slowdown(q),
+            "detected": {s: over[:, 0] + np.log(s) > q for s in shifts}}
