@@ -398,12 +398,13 @@ def build(report_paths, system, measured_by, false_alarm_rate=bounds.FALSE_ALARM
         raise ReferenceFileError(f"the false-alarm rate must be between 0 and 1, got {false_alarm_rate}")
     if not max_detectable > 1:
         raise ReferenceFileError(f"the largest detectable slowdown must be above 1, got {max_detectable}")
+    report_paths = _distinct(report_paths)  # each read and checked first: a bad one is named before counting
     if len(report_paths) < bounds.MIN_REPEATS:
         raise ReferenceFileError(f"{len(report_paths)} run report(s) given: a bound needs at least "
                                  f"{bounds.MIN_REPEATS} repeats, each a ReFrame run of its own")
     samples, units, index, calls, facts = {}, {}, {}, {}, {k: set() for k in (
         "versions", "dates", "commands", "hosts", "mpis", "modes", "calls")}
-    for path, info, case in _measured(_distinct(report_paths)):
+    for path, info, case in _measured(report_paths):
         if case.get("system") != system:
             continue
         try:
