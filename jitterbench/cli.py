@@ -130,7 +130,7 @@ def run(args) -> None:
         text = references.dump(doc)
         references.loads(text, args.output)  # the file ReFrame will read: checked before it replaces any
         files.write_text(args.output, text)
-        print(f"wrote {args.output}: {sum(1 for k in doc if k not in ('provenance', 'not_assertable'))} check(s) "
+        print(f"wrote {args.output}: {sum(1 for k in doc if k not in references.SECTIONS)} check(s) "
               f"for system {args.system}, {doc['provenance']['asserted']} variable(s) asserted, "
               f"{len(doc.get('not_assertable', []))} not assertable")
 

@@ -63,6 +63,8 @@ from . import benchmarks, bounds, sweeps
 from .files import is_number, loads_yaml, read_json, read_text
 
 PROVENANCE_KEYS = ("system", "source", "date", "method")
+# the top-level keys of a file that are not checks (ReFrame ignores them)
+SECTIONS = ("provenance", "stated", "not_assertable")
 
 # The measured counterparts a `stated` entry may name: each benchmark's descriptor
 # (jitterbench/benchmarks/) computes its own and says where they are taken (`at`).

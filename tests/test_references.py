@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 import yaml
 
-from jitterbench import bounds, cli, references
+from jitterbench import bounds, cli, references, runs
 
 REPO = Path(__file__).resolve().parents[1]
 
@@ -152,6 +152,11 @@ def test_a_variable_too_noisy_for_the_limit_is_left_unbounded_and_listed(tmp_pat
     assert set(listed) == {"max", "p99"} and listed["max"]["detectable_slowdown"] > 1.5
     assert listed["max"]["at"] == ["local:default", "openmpi", 1, "sendrecv"] and "noise" in listed["max"]["reason"]
     assert references.loads(references.dump(doc), "local.yaml")["not_assertable"] == doc["not_assertable"]
+    # report and compare read such a file as cases of its checks, the list aside
+    path = tmp_path / "local.yaml"
+    path.write_text(references.dump(doc))
+    cases = runs.collect([str(path)], progress=False).cases
+    assert {c.check for c in cases} == {"HaloCheck"} and len(cases) == 2
 
 
 @pytest.mark.unit
