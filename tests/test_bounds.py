@@ -10,18 +10,18 @@ from scipy import stats
 
 from jitterbench import bounds, references, sweeps
 
+pytestmark = pytest.mark.unit
+
 SUITES, RATE = 10_000, 0.01
 # the binomial 95 % interval of false alarms in SUITES suites at RATE
 LOW, HIGH = (x / SUITES for x in stats.binom.interval(0.95, SUITES, RATE))
 
 
-@pytest.mark.unit
 def test_leave_one_out_scores_set_each_repeat_against_the_others():
     scores = bounds.loo_scores(np.array([[1.0, 2.0, 3.0, 4.0, 5.0]]))
     assert scores.tolist() == [1 - 3.5, 2 - 3.5, 3 - 3.0, 4 - 2.5, 5 - 2.5]
 
 
-@pytest.mark.unit
 def test_the_threshold_is_the_order_statistic_where_the_scores_reach_the_rate():
     scores = np.arange(100.0)
     # split-conformal: the ceil((N + 1)(1 - rate))-th smallest of N
@@ -29,7 +29,6 @@ def test_the_threshold_is_the_order_statistic_where_the_scores_reach_the_rate():
     assert bounds.threshold(scores, 1 / 101) == 99.0
 
 
-@pytest.mark.unit
 def test_beyond_the_scores_the_exponential_tail_gives_its_exact_predictive_quantile():
     scores = np.arange(100.0)           # n = 10 top scores 90..99 above u = 89: mean excess 5.5
     p_u, rate = 11 / 101, 1e-4
@@ -42,7 +41,6 @@ def test_beyond_the_scores_the_exponential_tail_gives_its_exact_predictive_quant
     assert np.mean(x[:, 0] > t * x[:, 1:].mean(axis=1)) == pytest.approx((1 + t / 10) ** -10, abs=0.003)
 
 
-@pytest.mark.unit
 def test_percentiles_need_the_calls_that_hold_them():
     assert [bounds.percentile_of(n) for n in ("p99", "p999", "length_p50", "all_p99", "max", "t_max")] == [
         0.99, 0.999, 0.5, 0.99, None, None]
@@ -50,13 +48,11 @@ def test_percentiles_need_the_calls_that_hold_them():
     assert 1 - 0.99 ** 299 >= 0.95 > 1 - 0.99 ** 298
 
 
-@pytest.mark.unit
 def test_holm_rejects_step_down():
     assert bounds.holm([0.01, 0.04, 0.03], 0.05).tolist() == [True, False, False]
     assert bounds.holm([0.01, 0.02, 0.04], 0.05).tolist() == [True, True, True]
 
 
-@pytest.mark.unit
 def test_a_variable_maps_to_its_records_quantity():
     assert sweeps.quantity("HaloCheck", "max_isend-recv_4096").name == "max"
     assert sweeps.quantity("HaloCheck", "t_max_isend-recv_4096").name == "t_max"
@@ -64,7 +60,6 @@ def test_a_variable_maps_to_its_records_quantity():
     assert sweeps.quantity("OsuCheck", "latency_8") is None                       # no record quantities
 
 
-@pytest.mark.unit
 def test_what_is_asserted_follows_the_record_then_the_unit():
     assert references.role_of("HaloCheck", "max_isend-recv_4096", "us", 100) == references.Role("lower", True)
     assert not references.role_of("NoiseCheck", "length_max", "us").asserted          # a maximum: reported
@@ -77,7 +72,6 @@ def test_what_is_asserted_follows_the_record_then_the_unit():
     assert not references.role_of("PingPongCheck", "gain_send_8_n1", "ratio").asserted  # no better side known
 
 
-@pytest.mark.unit
 @pytest.mark.parametrize("distribution", sorted(bounds.DISTRIBUTIONS))
 def test_the_false_alarm_rate_over_10000_suites_is_the_stated_one_or_below(distribution):
     """Exactly the stated rate where the model holds (a Pareto tail: exponential on the log
@@ -89,7 +83,6 @@ def test_the_false_alarm_rate_over_10000_suites_is_the_stated_one_or_below(distr
         assert rate <= HIGH, (rate, HIGH)
 
 
-@pytest.mark.unit
 @pytest.mark.parametrize("distribution", sorted(bounds.DISTRIBUTIONS))
 @pytest.mark.parametrize("sigma", [0.03, 0.1, 0.3])
 def test_power_matches_the_stored_minimum_detectable_slowdown(distribution, sigma):

@@ -122,7 +122,6 @@ def repeats(tmp_path, values=MAXIMA, **kw):
             for i, v in enumerate(values)]
 
 
-@pytest.mark.unit
 def test_a_reference_bounds_the_worse_side_at_the_groups_detectable_slowdown(tmp_path):
     doc = references.build(repeats(tmp_path), "local", "tester", max_detectable=100)
     leaf = doc["HaloCheck"]["local:default"]["openmpi"][1]
@@ -143,7 +142,6 @@ def test_a_reference_bounds_the_worse_side_at_the_groups_detectable_slowdown(tmp
     assert "/work" not in references.dump(doc) and prov["commands"] == ["reframe -C systems/config.py --mode quick -r"]
 
 
-@pytest.mark.unit
 def test_a_variable_too_noisy_for_the_limit_is_left_unbounded_and_listed(tmp_path):
     doc = references.build(repeats(tmp_path, calls=300), "local", "tester", max_detectable=1.5)
     leaf = doc["HaloCheck"]["local:default"]["openmpi"][1]["sendrecv"]
@@ -159,7 +157,6 @@ def test_a_variable_too_noisy_for_the_limit_is_left_unbounded_and_listed(tmp_pat
     assert {c.check for c in cases} == {"HaloCheck"} and len(cases) == 2
 
 
-@pytest.mark.unit
 @pytest.mark.parametrize("make,message", [
     (lambda t: repeats(t)[:4], "4 run report(s) given: a bound needs at least 5 repeats"),
     (lambda t: repeats(t)[:4] + repeats(t)[:1], "the same run as"),
@@ -172,7 +169,6 @@ def test_fewer_than_five_distinct_runs_are_refused(tmp_path, capsys, make, messa
     assert len(err) == 1 and message in err[0] and not out.exists()
 
 
-@pytest.mark.unit
 @pytest.mark.parametrize("option,message", [
     (["--false-alarm-rate", "-0.01"], "the false-alarm rate must be between 0 and 1, got -0.01"),
     (["--false-alarm-rate", "1"], "the false-alarm rate must be between 0 and 1, got 1.0"),
@@ -191,7 +187,6 @@ def test_a_bad_option_is_refused_in_one_line(tmp_path, capsys, option, message):
     assert status == 2 and message in capsys.readouterr().err.strip().splitlines()[-1] and not out.exists()
 
 
-@pytest.mark.unit
 def test_reference_command_writes_a_loadable_file(tmp_path, capsys):
     out = tmp_path / "local.yaml"
     assert cli.main(["reference", *map(str, repeats(tmp_path)), "--system", "local", "-o", str(out)]) == 0
@@ -204,7 +199,6 @@ def test_reference_command_writes_a_loadable_file(tmp_path, capsys):
     assert not (tmp_path / "v.yaml").exists()
 
 
-@pytest.mark.unit
 @pytest.mark.parametrize("entry,message", [
     ({"check": "HaloCheck"}, "expected a mapping of check, at, variable"),
     ({"check": "HaloCheck", "at": "x", "variable": "max", "detectable_slowdown": 3, "reason": "noise"}, "at must be"),
@@ -217,7 +211,6 @@ def test_a_malformed_not_assertable_entry_is_named(tmp_path, entry, message):
     assert "not_assertable[0]: " + message in str(err.value)
 
 
-@pytest.mark.unit
 @pytest.mark.parametrize("name", sorted(p.name for p in (REPO / "reference_data").glob("*.yaml")))
 def test_the_committed_reference_files_load(name):
     assert references.load(REPO / "reference_data" / name)["provenance"]["system"]
