@@ -8,7 +8,8 @@ false-alarm rate with the binomial 95 % interval of the stated rate, the stored 
 detectable slowdown (median and 5-95 % over suites), and the power against a 1.5x and a 2x
 slowdown of one variable: overall, where the shift is at least the suite's minimum detectable
 slowdown (claimed: at least half detected) and where it is at most its square root (claimed:
-at most 5 %).
+at most 5 %).  Then the conformal regime, where the scores reach a variable's rate (2 %): the
+share of variables above their bound.
 Run: .venv/bin/python benchmarks/bounds_calibration.py [--suites 10000] [--rate 0.01]
 """
 import argparse
@@ -47,3 +48,13 @@ print(f"# {args.suites} suites per row, {args.variables} variables of one group,
       "power: share detected (suites)")
 print(format_table(("distribution", "log sd", "false alarms", "min. detectable slowdown",
                     "1.5x", "1.5x, >= mds", "1.5x, <= sqrt mds", "2x", "2x, >= mds", "2x, <= sqrt mds"), rows))
+
+rng = np.random.default_rng(2)
+rows = []
+for distribution, draw in bounds.DISTRIBUTIONS.items():
+    logs = draw(rng, (args.suites, args.variables, bounds.MIN_REPEATS + 1), 0.1)
+    old, new = logs[..., :-1], logs[..., -1]
+    q = bounds.threshold(bounds.loo_scores(old), 0.02)
+    rows.append((distribution, f"{np.mean(new - np.median(old, axis=-1) > q[:, None]):.4f}"))
+print(f"\n# the conformal regime: {args.variables * bounds.MIN_REPEATS} scores, a variable's rate 0.02")
+print(format_table(("distribution", "share of variables above their bound"), rows))

@@ -97,3 +97,16 @@ def test_power_matches_the_stored_minimum_detectable_slowdown(distribution, sigm
             n = int(where.sum())
             if n >= 100:
                 assert claim(int(detected[where].sum()), n) > 0.01, (shift, n, detected[where].mean())
+
+
+@pytest.mark.parametrize("distribution", sorted(bounds.DISTRIBUTIONS))
+def test_where_the_scores_reach_the_rate_each_bound_holds_it_whatever_the_distribution(distribution):
+    """The conformal regime (N + 1) rate >= 1: 250 scores, a variable's rate 2 %.  Exact but for
+    the median of k - 1 that a score sets a repeat against (a new run meets the median of k):
+    within a tenth of the rate on all three distributions."""
+    rng = np.random.default_rng(2)
+    logs = bounds.DISTRIBUTIONS[distribution](rng, (SUITES, 50, bounds.MIN_REPEATS + 1), 0.1)
+    old, new = logs[..., :-1], logs[..., -1]
+    q = bounds.threshold(bounds.loo_scores(old), 0.02)
+    rate = np.mean(new - np.median(old, axis=-1) > q[:, None])
+    assert rate == pytest.approx(0.02, rel=0.1)
