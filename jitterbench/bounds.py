@@ -6,8 +6,8 @@ the log of a bandwidth).  For a variable with repeats y_1..y_k the bound is
 
     median(y_1..y_k) + q
 
-where q is shared by a group of variables (one check, partition, environment and quantity:
-the sizes, patterns, eager limits and node counts of one quantity) and is the (1 - rate)
+where q is shared by a group of variables (one check, partition and environment: its
+quantities at every size, pattern, eager limit and node count) and is the (1 - rate)
 upper quantile of the group's leave-one-out scores y_i - median(y_j, j != i): each repeat set
 against the others, as a new run is set against the k repeats, so that the scores hold the
 uncertainty of the median as well as the run-to-run noise.  Where the N scores reach the rate

@@ -450,9 +450,9 @@ def build(report_paths, system, measured_by, false_alarm_rate=bounds.FALSE_ALARM
         roles[(check, key, var)] = role
     asserted = [k for k, r in roles.items() if r.asserted]
     rate = false_alarm_rate / max(1, len(asserted))
-    groups = {}  # (check, partition, environ, quantity) -> its variables' keys
+    groups = {}  # (check, partition, environ) -> its variables' keys
     for check, key, var in asserted:
-        groups.setdefault((check, key[0], key[1], sweeps.unfold(check, var)[0]), []).append((check, key, var))
+        groups.setdefault((check, key[0], key[1]), []).append((check, key, var))
     slowdown = {}
     for members in groups.values():
         scores = np.concatenate([bounds.loo_scores(bounds.worse_logs(samples[m], roles[m].better)[None, :])
@@ -471,7 +471,7 @@ def build(report_paths, system, measured_by, false_alarm_rate=bounds.FALSE_ALARM
                    f"median times the minimum detectable slowdown, a one-sided prediction bound for one new run "
                    f"on the log scale at the suite's false-alarm rate {false_alarm_rate:g} split over "
                    f"{len(asserted)} asserted variables (Bonferroni), from the pooled leave-one-out scores of "
-                   f"each check, environment and quantity (docs/references.md)"),
+                   f"each check and environment (docs/references.md)"),
         "repeats": k[0] if len(k) == 1 else f"{k[0]}-{k[-1]}",
         "false_alarm_rate": false_alarm_rate,
         "asserted": len(asserted),
