@@ -7,7 +7,7 @@ import os
 import sys
 from collections import defaultdict
 
-from . import __version__, benchmarks, files, references, results, runs, simulate, simulate_command, verdict_table
+from . import __version__, benchmarks, bounds, files, references, results, runs, simulate, simulate_command, verdict_table
 from .tables import format_table as _format_table
 
 
@@ -88,10 +88,12 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("-o", "--output", required=True, help="the reference file to write, e.g. reference_data/local.yaml "
                                                          "(replaced whole, or left as it was)")
     p.add_argument("--measured-by", help="who measured (default: user@host)")
-    p.add_argument("--min-slack", type=_finite, default=0.5,
-                   help="the tightest bound either side, as a fraction of the value (default 0.5)")
-    p.add_argument("--spread-factor", type=_finite, default=2.0,
-                   help="bounds admit this many times the measured spread (default 2)")
+    p.add_argument("--false-alarm-rate", type=_finite, default=bounds.FALSE_ALARM_RATE,
+                   help="the suite's false-alarm rate per run on a clean machine, split over the asserted variables "
+                        f"(default {bounds.FALSE_ALARM_RATE:g})")
+    p.add_argument("--max-detectable", type=_finite, default=bounds.MAX_DETECTABLE,
+                   help="a variable whose minimum detectable slowdown is above this is not asserted on this system "
+                        f"(default {bounds.MAX_DETECTABLE:g})")
     for name, what in (("report", "one HTML report (figures as PNG and SVG beside it) of runs"),
                        ("compare", "compare systems or runs: the report, plus each label's ratio to a baseline")):
         p = sub.add_parser(name, help=what)
@@ -123,12 +125,14 @@ def run(args) -> None:
     elif args.command in ("report", "compare"):
         print(f"wrote {write_report(args)}")
     elif args.command == "reference":
-        doc = references.build(args.reports, args.system, args.measured_by or _user_at_host(), args.min_slack,
-                               args.spread_factor)
+        doc = references.build(args.reports, args.system, args.measured_by or _user_at_host(),
+                               args.false_alarm_rate, args.max_detectable)
         text = references.dump(doc)
         references.loads(text, args.output)  # the file ReFrame will read: checked before it replaces any
         files.write_text(args.output, text)
-        print(f"wrote {args.output}: {sum(1 for k in doc if k != 'provenance')} check(s) for system {args.system}")
+        print(f"wrote {args.output}: {sum(1 for k in doc if k not in references.SECTIONS)} check(s) "
+              f"for system {args.system}, {doc['provenance']['asserted']} variable(s) asserted, "
+              f"{len(doc.get('not_assertable', []))} not assertable")
 
 
 # What a bad input or output raises: each one line naming the file, and where it applies the field.

@@ -10,7 +10,9 @@ import shutil
 import xml.etree.ElementTree as ET
 from pathlib import Path
 
+import numpy as np
 import pytest
+from scipy import stats
 
 from conftest import run_benchmark
 from jitterbench import cli, compare, figures, runs
@@ -115,22 +117,41 @@ def test_separated_samples_differ_significantly_with_the_exact_p_value():
     assert r.ratio == pytest.approx(12 / 22)
     assert r.p == pytest.approx(2 / 252)         # the smallest p of 5 against 5, exact test
     assert r.ci[0] <= 12 / 22 <= r.ci[1] and r.ci[1] < 1
-    assert r.verdict == "better"                 # lower times are better
-    assert compare.compare([10, 11, 12, 13, 14], [20, 21, 22, 23, 24], "MB/s").verdict == "worse"
+    compare.decide([r])
+    assert r.kind == "faster" and r.verdict == "faster by 1.83x, detectable at this noise"  # lower times are better
+    bandwidth = compare.decide([compare.compare([10, 11, 12, 13, 14], [20, 21, 22, 23, 24], "MB/s")])[0]
+    assert bandwidth.kind == "slower" and bandwidth.verdict.startswith("slower by 1.83x")
+    # the record, not the unit, decides where it has a say: EagerCheck's limit in bytes is better higher
+    eager = compare.decide([compare.compare([10, 11, 12, 13, 14], [20, 21, 22, 23, 24], "B", "EagerCheck",
+                                            "eager_limit_shm")])[0]
+    assert eager.kind == "slower"
 
 
 @pytest.mark.unit
-def test_overlapping_samples_show_no_significant_difference():
-    r = compare.compare([10, 12, 14, 16, 18], [11, 13, 15, 17, 19], "us")
-    assert r.p > 0.05 and r.verdict == "no significant difference"
-    assert r.ci[0] < 1 < r.ci[1]
+def test_holm_over_the_variables_keeps_a_lone_smallest_p_from_deciding():
+    # 5 against 5 gives at best p = 0.0079: with 7 variables compared Holm's first step needs 0.05 / 7
+    rs = [compare.compare([10, 11, 12, 13, 14], [20, 21, 22, 23, 24], "us") for _ in range(7)]
+    assert all(r.kind == "none" for r in compare.decide(rs))
+    assert compare.decide(rs[:6])[0].kind == "faster"          # 0.0079 <= 0.05 / 6
+
+
+@pytest.mark.unit
+def test_overlapping_samples_give_the_largest_slowdown_the_repeats_leave_possible():
+    a, b = [10, 12, 14, 16, 18], [11, 13, 15, 17, 19]
+    r = compare.decide([compare.compare(a, b, "us")], [(a, b)])[0]
+    assert r.p > 0.05 and r.kind == "none" and r.ci[0] < 1 < r.ci[1]
+    # the one-sided 95 % rank bound: a shifted down by it is just significantly below b
+    shift = r.detectable
+    assert r.verdict == f"no difference detectable above {shift:.3g}x" and shift > 1
+    assert stats.mannwhitneyu(np.log(a) - np.log(shift) - 1e-9, np.log(b), alternative="less").pvalue <= 0.05
+    assert stats.mannwhitneyu(np.log(a) - np.log(shift) + 1e-6, np.log(b), alternative="less").pvalue > 0.05
 
 
 @pytest.mark.unit
 def test_too_few_repeats_are_said_not_guessed():
     assert compare.smallest_p(3, 3) == pytest.approx(0.1)
-    r = compare.compare([1, 2, 3], [10, 11, 12], "us")
-    assert r.verdict == "too few repeats (3 and 3) to tell"
+    r = compare.decide([compare.compare([1, 2, 3], [10, 11, 12], "us")])[0]
+    assert r.verdict == "too few repeats (3 and 3) to tell" and r.kind == "too-few"
     one = compare.compare([1.0], [2.0], "us")
     assert (one.ratio, one.ci, one.p) == (0.5, None, None)
 
@@ -201,7 +222,8 @@ def test_compare_sets_each_label_against_the_baseline(tmp_path):
     from jitterbench import report
     rows = report.comparisons(runs.collect([str(a), str(b)], progress=False), "a")
     maxrow = next(r for r in rows if r["var"] == "max")
-    assert (maxrow["label"], maxrow["result"].ratio, maxrow["result"].verdict) == ("b", 22 / 12, "worse")
+    assert (maxrow["label"], maxrow["result"].ratio, maxrow["result"].kind) == ("b", 22 / 12, "slower")
+    assert maxrow["result"].verdict == "slower by 1.83x, detectable at this noise"   # Holm over max and avg
     assert "Each label against a" in (tmp_path / "out" / "index.html").read_text()
 
 
