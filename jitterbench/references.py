@@ -342,6 +342,36 @@ def role_of(check, variable, unit, calls=None) -> Role:
     return Role(better, True)
 
 
+def asserted_only(doc, check, calls=None):
+    """doc's entry of check as a reference file of its own, every variable the rules do not
+    assert in a run of calls timed calls (role_of: a maximum over calls; a percentile that so
+    few calls cannot bound) left unbounded, ReFrame's [value, null, null, unit]; and the names of
+    the variables so left.  A check runs against it, so that a file made by another rule, or a
+    run of fewer calls than its references', never asserts what the rules do not."""
+    entry = doc.get(check)
+    if not isinstance(entry, dict):
+        return {"provenance": doc["provenance"]}, []
+    released = set()
+
+    def walk(node, depth):
+        if depth:
+            return {k: walk(v, depth - 1) for k, v in node.items()}
+        out = {}
+        for var, value in node.items():
+            tuple_ = value[2] if value and value[0] == "$xfail" else value
+            unit = tuple_[3] if len(tuple_) > 3 else ""
+            if (tuple_[1] is not None or tuple_[2] is not None) and not role_of(check, var, unit, calls).asserted:
+                released.add(var)
+                tuple_ = [tuple_[0], None, None, *tuple_[3:]]
+                value = [*value[:2], tuple_] if value[0] == "$xfail" else tuple_
+            out[var] = value
+        return out
+
+    index = entry["$index"]
+    filtered = {"$index": index, **walk({k: v for k, v in entry.items() if k != "$index"}, len(index))}
+    return {"provenance": doc["provenance"], check: filtered}, sorted(released)
+
+
 def detectable_slowdown(entry):
     """The minimum detectable slowdown of a reference tuple [value, lower, upper, unit]: 1 + upper
     where higher is worse, 1 / (1 + lower) where lower is; None for an unbounded variable."""

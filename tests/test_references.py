@@ -219,3 +219,23 @@ def test_a_malformed_not_assertable_entry_is_named(tmp_path, entry, message):
 @pytest.mark.parametrize("name", sorted(p.name for p in (REPO / "reference_data").glob("*.yaml")))
 def test_the_committed_reference_files_load(name):
     assert references.load(REPO / "reference_data" / name)["provenance"]["system"]
+
+
+def test_a_check_runs_against_its_entry_with_what_the_rules_do_not_assert_unbounded():
+    doc = {"provenance": {"system": "local", "source": "measured", "date": "2026-11-25", "method": "by hand"},
+           "HaloCheck": {"$index": ["$partition"], "local:default": {
+               "max_sendrecv_4096": [10.0, None, 0.5, "us"], "p99_sendrecv_4096": [20.0, None, 0.5, "us"],
+               "jitter_sendrecv_4096": [1.2, None, 0.3, "MAX/AVG"]}},
+           "NoiseCheck": {"$index": ["$partition"], "local:default": {
+               "length_max": ["$xfail", "known", [900.0, None, 1.0, "us"]], "rate": [10.0, -0.5, 0.5, "1/s"]}}}
+    halo_100, released = references.asserted_only(doc, "HaloCheck", calls=100)
+    assert set(halo_100) == {"provenance", "HaloCheck"} and released == ["p99_sendrecv_4096"]
+    leaf = halo_100["HaloCheck"]["local:default"]
+    assert leaf["p99_sendrecv_4096"] == [20.0, None, None, "us"] and leaf["max_sendrecv_4096"] == [10.0, None, 0.5, "us"]
+    assert references.asserted_only(doc, "HaloCheck", calls=299)[1] == []        # 1 - 0.99^299 >= 0.95
+    assert references.asserted_only(doc, "HaloCheck", calls=None)[1] == ["p99_sendrecv_4096"]
+    noise, released = references.asserted_only(doc, "NoiseCheck")
+    assert released == ["length_max"]  # a maximum over calls: reported, never bounded, even where expected to fail
+    assert noise["NoiseCheck"]["local:default"]["length_max"] == ["$xfail", "known", [900.0, None, None, "us"]]
+    assert noise["NoiseCheck"]["local:default"]["rate"] == [10.0, -0.5, 0.5, "1/s"]
+    assert references.asserted_only(doc, "TorusCheck") == ({"provenance": doc["provenance"]}, [])
