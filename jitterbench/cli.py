@@ -8,7 +8,7 @@ import os
 import sys
 from collections import defaultdict
 
-from . import __version__, benchmarks, files, model, profile, references, results, runs, simulate
+from . import __version__, benchmarks, files, model, profile, references, results, runs, simulate, site
 from .tables import format_table as _format_table
 
 
@@ -296,6 +296,8 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("--json", help="write the results here")
     profile.add_arguments(simsub.add_parser("profile", help="normalized run time under network profiles of "
                                                             "latency and bandwidth, with and without overlap (paper 004)"))
+    site.add_arguments(sub.add_parser("site", help="a site's systems/sites/ files: `jitterbench site new NAME ...` "
+                                                   "writes its ReFrame system and its Spack externals"))
     return parser
 
 
@@ -313,6 +315,8 @@ def run(args) -> None:
                 raise simulate.SimulationInputError(f"the results hold a number that is not finite; "
                                                     f"{args.json} not written") from None
             files.write_text(args.json, text)
+    elif args.command == "site":
+        site.command(args)
     elif args.command in ("report", "compare"):
         print(f"wrote {write_report(args)}")
     elif args.command == "reference":
@@ -326,7 +330,7 @@ def run(args) -> None:
 
 # What a bad input or output raises: each one line naming the file, and where it applies the field.
 ERRORS = (files.OutputError, references.ReferenceFileError, results.ResultsError, runs.RunsError,
-          simulate.SimulationInputError)
+          simulate.SimulationInputError, site.SiteError)
 
 
 def main(argv=None) -> int:
