@@ -58,10 +58,14 @@ def hostname_matches(system, hostname) -> bool:
 
 
 def fallback_note(modules, argv=None, environ=None, hostname=None):
-    """The line that says the fallback system was chosen because no other system's hostnames
-    match this host, or None: when --system (or RFM_SYSTEM) names one, or another matches."""
+    """The line that says ReFrame's command chose the fallback system because no other
+    system's hostnames match this host, or None: when --system (or RFM_SYSTEM) names one,
+    another matches, or the configuration is read by another program (jitterbench plan)."""
     argv = sys.argv if argv is None else argv
     environ = os.environ if environ is None else environ
+    command = Path(argv[0]) if argv else Path()
+    if "reframe" not in (command.name, command.parent.name):  # `reframe`, or `python -m reframe`
+        return None
     if environ.get("RFM_SYSTEM") or any(a == "--system" or a.startswith("--system=") for a in argv):
         return None
     hostname = hostname or socket.gethostname()

@@ -137,7 +137,8 @@ def test_the_systems_load_from_both_folders_with_local_last():
     # local is chosen by no hostname of its own: only as the fallback, and says so
     note = site.fallback_note(modules, argv=["reframe"], environ={}, hostname="some-host")
     assert note.startswith("jitterbench: no site of systems/sites/ names host 'some-host'") and "'local'" in note
-    assert site.fallback_note(modules, argv=["reframe", "--system", "local"], environ={}, hostname="h") is None
+    assert site.fallback_note(modules, argv=["/venv/bin/reframe", "--system", "local"], environ={}, hostname="h") is None
+    assert site.fallback_note(modules, argv=["/venv/bin/jitterbench", "plan"], environ={}, hostname="h") is None
     assert site.fallback_note(modules, argv=["reframe"], environ={"RFM_SYSTEM": "vcluster"}, hostname="h") is None
 
 
