@@ -21,7 +21,7 @@ import sys
 import tempfile
 from pathlib import Path
 
-from . import mpi
+from . import files, mpi
 
 REPO = Path(__file__).resolve().parent.parent
 SYSTEMS = REPO / "systems"
@@ -252,7 +252,7 @@ VERBS_ENTRIES = """\
     - spec: {package}@{version}
       prefix: /usr""" for package, version in [
     ("rdma-core", "50.0"), ("pciutils", "3.9.0"), ("autoconf", "2.71"), ("automake", "1.16.5"),
-    ("libtool", "2.4.7"), ("m4", "1.4.19"), ("perl", "5.36.0"), ("pkgconf", "1.8.1")]) + "\n"
+    ("libtool", "2.4.7"), ("m4", "1.4.19")]) + "\n"
 VERBS_PACKAGES = re.findall(r"^  ([a-z0-9-]+):", VERBS_ENTRIES, re.M)
 
 # example versions of the placeholders: valid, so that the file parses, and marked SITE
@@ -302,7 +302,7 @@ def _write_new(path: Path, text: str):
     try:
         with os.fdopen(fd, "w") as f:
             f.write(text)
-        os.chmod(tmp, 0o666 & ~_umask())
+        os.chmod(tmp, 0o666 & ~files.umask())  # mkstemp's is 0600
         os.link(tmp, path)
     except FileExistsError:
         raise SiteError(f"{path}: exists; a site is never overwritten") from None
@@ -312,12 +312,6 @@ def _write_new(path: Path, text: str):
         os.unlink(tmp)
 
 
-def _umask():
-    mask = os.umask(0)
-    os.umask(mask)
-    return mask
-
-
 def new(name, hostnames, scheduler, launcher, mpis, network, partitions, sites=None, command=""):
     """Writes the site's module and Spack files under sites (systems/sites/); returns their
     paths.  Nothing is written unless every input is good and no file of the site exists yet."""
@@ -325,8 +319,8 @@ def new(name, hostnames, scheduler, launcher, mpis, network, partitions, sites=N
     if not NAME.fullmatch(name):
         raise SiteError(f"site name '{name[:60]}' must be a lower-case letter, then up to 39 of a-z, 0-9, _ and -")
     taken = {p.stem for folder in (sites, PAPERS) for p in Path(folder).glob("*.py")}
-    if name in taken or (Path(sites) / name).exists():
-        raise SiteError(f"a system named '{name}' exists already ({Path(sites) / name}.py or its folder): "
+    if name in taken or (sites / name).exists():
+        raise SiteError(f"a system named '{name}' exists already ({sites / name}.py or its folder): "
                         "choose another name, or edit it")
     for pattern in hostnames:
         try:
@@ -350,17 +344,17 @@ def new(name, hostnames, scheduler, launcher, mpis, network, partitions, sites=N
     if len(set(names)) != len(names):
         raise SiteError(f"a partition is named twice in {', '.join(names)}")
     date = datetime.date.today().isoformat()
-    files = render(name, hostnames, scheduler, launcher, mpis, network, parts, command, date)
-    folder = Path(sites) / name
+    texts = render(name, hostnames, scheduler, launcher, mpis, network, parts, command, date)
+    folder = sites / name
     try:
         folder.mkdir()  # the site's own folder: its existence is the claim on the name
     except OSError as e:
         raise SiteError(f"{folder}: cannot make: {e.strerror}") from None
     written = []
     try:  # the module last: ReFrame sees a site whole or not at all
-        for relative in sorted(files, key=lambda r: r.endswith(".py")):
-            path = Path(sites) / relative
-            _write_new(path, files[relative])
+        for relative in sorted(texts, key=lambda r: r.endswith(".py")):
+            path = sites / relative
+            _write_new(path, texts[relative])
             written.append(path)
     except BaseException:
         for path in written:  # files this call made, nothing else
