@@ -80,6 +80,18 @@ class JitterbenchBuild(rfm.CompileOnlyRegressionTest):
     prefix_template = variable(str, value=install_prefix("JB_PREFIX"))
     install_root = variable(str, value="")
 
+    @run_after("setup")
+    def skip_an_mpi_the_views_lack(self):
+        """Spack builds for the MPIs a system's definitions.yaml names, one view each: an
+        environment whose view holds no jitterbench is an MPI not built there, skipped (and
+        every check on it), not failed.  A JB_PREFIX is named by hand: missing, it fails."""
+        if os.environ.get("JB_PREFIX") or not os.environ.get("JB_SPACK_VIEWS"):
+            return
+        view = self.prefix_template.format(environ=self.current_environ.name)
+        self.skip_if(not os.access(os.path.join(view, "bin", "jb-halo"), os.X_OK),
+                     f"no jitterbench in the Spack view {view}: spack.yaml built none for "
+                     f"{self.current_environ.name} on this system")
+
     @run_before("compile")
     def cmake_or_prefix(self):
         if self.prefix_template:

@@ -7,7 +7,7 @@ import os
 import sys
 from collections import defaultdict
 
-from . import __version__, benchmarks, bounds, files, references, results, runs, simulate, simulate_command, verdict_table
+from . import __version__, benchmarks, bounds, files, references, results, runs, simulate, simulate_command, site, verdict_table
 from .tables import format_table as _format_table
 
 
@@ -112,6 +112,8 @@ def parser() -> argparse.ArgumentParser:
                                 "(jitterbench plan --help)", add_help=False)
     simulate_command.add_arguments(sub.add_parser("simulate", help="predict all-to-all and halo times at scales not "
                                                                    "measured"))
+    site.add_arguments(sub.add_parser("site", help="a site's systems/sites/ files: `jitterbench site new NAME ...` "
+                                                   "writes its ReFrame system and its Spack externals"))
     return parser
 
 
@@ -122,6 +124,8 @@ def run(args) -> None:
         print(verdict_table.table(args.reports, every=args.all))
     elif args.command == "simulate":
         simulate_command.run(args)
+    elif args.command == "site":
+        site.command(args)
     elif args.command in ("report", "compare"):
         print(f"wrote {write_report(args)}")
     elif args.command == "reference":
@@ -137,7 +141,7 @@ def run(args) -> None:
 
 # What a bad input or output raises: each one line naming the file, and where it applies the field.
 ERRORS = (files.OutputError, references.ReferenceFileError, results.ResultsError, runs.RunsError,
-          simulate.SimulationInputError)
+          simulate.SimulationInputError, site.SiteError)
 
 
 def main(argv=None) -> int:

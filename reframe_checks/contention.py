@@ -46,7 +46,7 @@ class ContentionCheck(JitterbenchCheck):
     # h, n and k of the run, those the topology reaches
     distances = variable(typ.List[int], value=[1, 2, 3, 4, 6, 8], loggable=True)
     calls = 100
-    quick_variant = {}  # every pattern: the modes narrow sizes and distances instead (systems/torus.py)
+    quick_variant = {}  # every pattern: the modes narrow sizes and distances instead (systems/sites/torus.py)
 
     def fits(self, partition):
         return super().fits(partition) and self.nodes == partition.extras.get("max_nodes")

@@ -140,3 +140,22 @@ def halo(mpi, tmp_path):
         return run_benchmark(mpi, np, list(args), json_path=tmp_path / f"halo{next(counter)}.json", **kw)
 
     return run
+
+
+def checkout_copy(root):
+    """A copy of this checkout's files as git tracks them (and new ones not ignored), committed
+    in a repository of its own, so that `git status` there shows what a run changed.  It has
+    neither .deps nor build/: the local system there finds Open MPI only."""
+    repo = Path(__file__).resolve().parents[1]
+    listed = subprocess.run(["git", "ls-files", "-co", "--exclude-standard", "-z"], cwd=repo, check=True,
+                            capture_output=True).stdout.decode().split("\0")
+    for name in filter(None, listed):
+        source = repo / name
+        if source.is_file() and not source.is_symlink():
+            (root / name).parent.mkdir(parents=True, exist_ok=True)
+            (root / name).write_bytes(source.read_bytes())
+            (root / name).chmod(source.stat().st_mode)
+    git = ["git", "-c", "user.name=test", "-c", "user.email=test@invalid", "-C", str(root)]
+    for args in (["init", "-q"], ["add", "-A"], ["commit", "-q", "-m", "copy"]):
+        subprocess.run([*git, *args], check=True, capture_output=True)
+    return root

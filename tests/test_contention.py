@@ -170,8 +170,8 @@ RATE_MBIT = 50
 
 
 def torus_system_env():
-    """The Open MPI environment of systems/torus.py, as srun needs it."""
-    spec = importlib.util.spec_from_file_location("torus_system", REPO / "systems" / "torus.py")
+    """The Open MPI environment of systems/sites/torus.py, as srun needs it."""
+    spec = importlib.util.spec_from_file_location("torus_system", REPO / "systems" / "sites" / "torus.py")
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
     return module.OVER_TORUS["openmpi"]
@@ -216,7 +216,7 @@ def test_a_bad_torus_is_refused(ring):
 
 
 def srun_on_ring(ring, args):
-    """srun args on the ring under systems/torus.py's Open MPI environment.  A rank that dies
+    """srun args on the ring under systems/sites/torus.py's Open MPI environment.  A rank that dies
     ends the step at once (Open MPI 4.1.4 here now and then fails at start-up on one node, see
     docs/vcluster.md), and one retry."""
     env = dict(ring, **torus_system_env())

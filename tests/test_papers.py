@@ -1,5 +1,5 @@
 """The papers' machines: what each paper states (reference_data/<system>.yaml, `stated`)
-and their ReFrame systems (systems/hpce.py ... xt3.py), launchers and references."""
+and their ReFrame systems (systems/papers/hpce.py ... xt3.py), launchers and references."""
 from __future__ import annotations
 
 import importlib.util

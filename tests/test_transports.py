@@ -4,7 +4,6 @@ on one node; a ReFrame check that fails when the MPI took another transport than
 declared; compare naming two runs that used different transports."""
 from __future__ import annotations
 
-import importlib.util
 import json
 import re
 from pathlib import Path
@@ -13,6 +12,7 @@ import pytest
 
 from conftest import run_benchmark
 from jitterbench import mpi as mpis
+from jitterbench import site
 from jitterbench import transports as T
 from jitterbench.report import transport_differences
 from jitterbench.runs import Case, Collection
@@ -155,19 +155,20 @@ def test_a_benchmark_document_records_every_node_s_network_devices(tmp_path):
 
 
 @pytest.mark.unit
-def test_the_site_template_declares_known_transports_and_the_contract():
-    spec = importlib.util.spec_from_file_location("site_template", REPO / "systems" / "site-template" / "reframe.py")
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    config = module.site_configuration
-    for partition in config["systems"][0]["partitions"]:
-        assert "mpi" in partition["features"]
-        assert {"max_nodes", "max_tasks_per_node", "transports"} <= partition["extras"].keys()
-    for environ in config["environments"]:
+@pytest.mark.parametrize("network", site.NETWORKS)
+def test_a_site_s_environments_declare_known_transports_of_their_mpi_on_each_network(network):
+    """What `jitterbench site new` writes (jitterbench/site.py): per MPI, one pair of transports
+    that one set of variables selects, each of that MPI and serving its fabric."""
+    environs = site.environments("acme", {name: {} for name in site.NETWORK_TRANSPORTS}, network)
+    assert [e["name"] for e in environs] == ["openmpi", "mpich", "intelmpi"]
+    for environ in environs:
         extras = environ["extras"]
-        assert extras["family"] in T.ACCOUNT_VARS
+        assert extras["family"] in T.ACCOUNT_VARS and set(extras["transports"]) == {"shm", network}
+        selected = dict(environ["env_vars"])
         for fabric, name in extras["transports"].items():
             t = T.by_name(name)
             assert t.fabric == fabric and t.mpi == extras["family"]
             assert extras["eager_vars"].get(fabric, t.eager_var) == t.eager_var
             assert extras["devices_vars"].get(fabric, t.devices_var) == t.devices_var
+            # the variables that select the network's transport select the other too
+            assert all(selected[k] == v for k, v in T.by_name(extras["transports"][network]).select.items())
