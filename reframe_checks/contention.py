@@ -22,6 +22,8 @@ from jitterbench import benchmarks
 from jitterbench.checks import JitterbenchCheck, first_environments, listed, partitions
 from jitterbench.topology import read_shape
 
+RECORD = benchmarks.by_benchmark("contention")
+
 # the summary line's field that holds a pattern's distance (random has none)
 DISTANCE_FIELD = {"hops": "hops", "pairs": "hops", "link": "k"}
 
@@ -30,7 +32,7 @@ DISTANCE_FIELD = {"hops": "hops", "pairs": "hops", "link": "k"}
 class ContentionCheck(JitterbenchCheck):
     descr = "latency against hops and contention for links"
     benchmark = "contention"
-    valid_systems = [f"+{f}" for f in benchmarks.by_check("ContentionCheck").features]
+    valid_systems = [f"+{f}" for f in RECORD.features]
     # every node of the partition, where the topology file places them: pairs are chosen by
     # position, so the job holds them all (fits: only a partition of this size).  Each
     # partition's size, not only the topology partitions': a parameter without values
@@ -42,10 +44,10 @@ class ContentionCheck(JitterbenchCheck):
     # a run each: hops and pairs share the benchmark's --hops list, and pairs reaches less far
     pattern = parameter(["hops", "pairs", "link", "random"], type=str, loggable=True)
     # swept in the run; -S msg_sizes=..., -S distances=... narrow them
-    msg_sizes = [8, 1024, 65536, 1048576]
+    msg_sizes = RECORD.value("msg_sizes")
     # h, n and k of the run, those the topology reaches
-    distances = variable(typ.List[int], value=[1, 2, 3, 4, 6, 8], loggable=True)
-    calls = 100
+    distances = variable(typ.List[int], value=RECORD.value("distances"), loggable=True)
+    calls = RECORD.value("calls")
     quick_variant = {}  # every pattern: the modes narrow sizes and distances instead (systems/sites/torus.py)
 
     def fits(self, partition):
