@@ -45,7 +45,7 @@ fi
 VENV=$REPO/.venv
 [ -x "$VENV/bin/python" ] || { say "creating $VENV"; python3 -m venv "$VENV"; }
 stamp=$VENV/.jitterbench-installed
-want=$(sha256sum pyproject.toml | cut -d' ' -f1)
+want=$(cat pyproject.toml VERSION | sha256sum | cut -d' ' -f1)  # VERSION: the package's version
 if [ "$(cat "$stamp" 2>/dev/null)" != "$want" ]; then
     say "installing Python dependencies"
     "$VENV/bin/python" -m pip install -q --upgrade pip >/dev/null

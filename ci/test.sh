@@ -1,10 +1,33 @@
 #!/usr/bin/env bash
-# Every test: set up, then the C unit tests (ctest) for each build and the
-# pytest suite, which drives the benchmarks under each MPI's real launcher.
+# Every test: set up, then the pytest tiers (pyproject.toml's markers) one after the other, the
+# unit tier first so that a broken edit shows at once, and the C unit tests (ctest) of each build.
+# Every tier runs even if one before it failed; the exit status is non-zero if any failed.
+# Arguments go to every pytest run.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash ci/setup.sh
 export PATH=$PWD/.venv/bin:$PATH
+
+FAILED=()
+TIMES=()
+run_tier() {
+    local tier=$1 start=$SECONDS status=0
+    shift
+    echo "[test] tier $tier"
+    python -m pytest -m "$tier" -ra --durations=10 "$@" || status=$?
+    # 5: no test collected, which a tier holds only if every test of it was taken out on purpose
+    if [ $status = 5 ]; then
+        echo "[test] tier $tier: no test collected"
+    elif [ $status != 0 ]; then
+        FAILED+=("$tier")
+    fi
+    TIMES+=("$tier $((SECONDS - start)) s")
+    echo "[test] tier $tier: $((SECONDS - start)) s, pytest exit status $status"
+}
+
+# the tiers in the order they run: tests/conftest.py's TIERS
+read -r -a TIERS < <(cd tests && python -c 'from conftest import TIERS; print(*TIERS)')
+run_tier "${TIERS[0]}" "$@"
 
 # gitlab-ci-local runs the GitLab pipeline's jobs here (tests/test_pipeline.py).  4.73.0 is
 # the last release that runs on Node.js 20: 4.74 calls Set.prototype.union (Node.js 22).
@@ -36,6 +59,14 @@ fi
 # below never runs the unit tests of a stale or half-built one left by an earlier run.
 python tests/fuzz_benchmarks.py --build-sanitized >/dev/null
 for dir in build/*/; do
-    ctest --test-dir "$dir" --output-on-failure
+    ctest --test-dir "$dir" --output-on-failure || FAILED+=("ctest $dir")
 done
-exec python -m pytest -ra --durations=15 "$@"
+for tier in "${TIERS[@]:1}"; do
+    run_tier "$tier" "$@"
+done
+
+echo "[test] time per tier: $(IFS=,; echo "${TIMES[*]}" | sed 's/,/, /g'); total $SECONDS s"
+if [ ${#FAILED[@]} != 0 ]; then
+    echo "[test] failed: ${FAILED[*]}"
+    exit 1
+fi

@@ -1,3 +1,5 @@
 """jitterbench: interconnect benchmarks that report what bulk-synchronous codes feel."""
 
-__version__ = "0.1.0"
+from importlib.metadata import version
+
+__version__ = version("jitterbench")  # pyproject.toml takes it from the repository's VERSION file

@@ -50,6 +50,13 @@ def partition_rails(feature="mpi"):
     return sorted({1, *(n for p in partitions(feature) for n in range(1, len(p.extras.get("rails", [])) + 1))})
 
 
+def first_environments(test):
+    """The findings are the network's and the noise's, not one MPI's: each partition's first
+    environment of those the test admits runs them (-S valid_prog_environs=... picks others)."""
+    admitted = rt.valid_sysenv_comb(test.valid_systems, test.valid_prog_environs)
+    return sorted({environs[0].name for environs in admitted.values() if environs})
+
+
 # Environments that run an MPI over another of its transports (the virtual cluster's Open MPI
 # over UCX, MPICH over OFI) carry this feature instead of `mpi`: the checks that prove a
 # transport's path (eager limit, ping-pong, halo) take them; the whole suite runs over each
@@ -73,6 +80,18 @@ class JitterbenchBuild(rfm.CompileOnlyRegressionTest):
     sourcesdir = None
     prefix_template = variable(str, value=install_prefix("JB_PREFIX"))
     install_root = variable(str, value="")
+
+    @run_after("setup")
+    def skip_an_mpi_the_views_lack(self):
+        """Spack builds for the MPIs a system's definitions.yaml names, one view each: an
+        environment whose view holds no jitterbench is an MPI not built there, skipped (and
+        every check on it), not failed.  A JB_PREFIX is named by hand: missing, it fails."""
+        if os.environ.get("JB_PREFIX") or not os.environ.get("JB_SPACK_VIEWS"):
+            return
+        view = self.prefix_template.format(environ=self.current_environ.name)
+        self.skip_if(not os.access(os.path.join(view, "bin", "jb-halo"), os.X_OK),
+                     f"no jitterbench in the Spack view {view}: spack.yaml built none for "
+                     f"{self.current_environ.name} on this system")
 
     @run_before("compile")
     def cmake_or_prefix(self):
@@ -99,9 +118,13 @@ class JitterbenchBuild(rfm.CompileOnlyRegressionTest):
 class SystemReferences(rfm.RegressionTestPlugin):
     """References from reference_data/<system>.yaml through ReFrame's `$ref`.  With
     strict_references (acceptance mode) a missing file fails the test; a malformed one
-    always does, naming the entry."""
+    always does, naming the entry.  The check runs against its own entry of the file, with
+    the variables the rules do not assert unbounded (references.asserted_only: maxima over
+    calls, percentiles this run's calls cannot bound), written into its stage folder;
+    not_asserted names them."""
 
     strict_references = variable(typ.Bool, value=False)
+    not_asserted = variable(str, value="", loggable=True)
 
     @run_after("setup")
     def system_references(self):
@@ -111,10 +134,15 @@ class SystemReferences(rfm.RegressionTestPlugin):
                 raise ReframeError(f"no reference file for system '{self.current_system.name}': {path}")
             return
         try:
-            references.load(path)
+            doc = references.load(path)
         except references.ReferenceFileError as e:
             raise ReframeError(str(e)) from None
-        self.reference = {"$ref": path}
+        own, released = references.asserted_only(doc, type(self).__name__, getattr(self, "calls", None) or None)
+        self.not_asserted = ",".join(released)
+        mine = os.path.join(self.stagedir, "references.yaml")
+        with open(mine, "w") as f:
+            f.write(references.dump(own))
+        self.reference = {"$ref": mine}
 
 
 class MpiCheck(rfm.RunOnlyRegressionTest, SystemReferences):

@@ -3,12 +3,11 @@ from __future__ import annotations
 
 import argparse
 import getpass
-import json
 import os
 import sys
 from collections import defaultdict
 
-from . import __version__, benchmarks, files, model, profile, references, results, runs, simulate, verdict_table
+from . import __version__, benchmarks, bounds, files, references, results, runs, simulate, simulate_command, site, verdict_table
 from .tables import format_table as _format_table
 
 
@@ -54,146 +53,6 @@ def write_report(args):
     return report.write(col, folder, title, baseline)
 
 
-def _ints(text):
-    try:
-        values = [int(v) for v in text.split(",")]
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"'{text}' is not a comma-separated list of whole numbers") from None
-    if any(v < 1 for v in values):
-        raise argparse.ArgumentTypeError(f"'{text}': every value must be at least 1")
-    return values
-
-
-def _interrupts(text):
-    try:
-        period, tick, rate, rare = (float(v) for v in text.split(":"))
-        return simulate.Interrupts(period, tick, rate, rare)
-    except (ValueError, TypeError) as e:
-        raise argparse.ArgumentTypeError(f"'{text}' is not PERIOD_US:TICK_US:RARE_RATE_PER_US:RARE_US ({e})") from None
-
-
-def simulate_alltoall(args) -> dict:
-    """The SP2 study's resampling simulator: T all-to-alls on each P of --procs."""
-    import numpy as np
-    sample = simulate.load_samples(args.samples, args.entry)
-    if not sample.all():
-        raise simulate.SimulationInputError(f"{args.samples}: an exchange time is 0: an all-to-all could take no "
-                                            "time, at an infinite throughput")
-    if args.interrupts and args.interrupt_trace:
-        raise simulate.SimulationInputError("give --interrupts or --interrupt-trace, not both")
-    interrupts = simulate.load_interrupt_trace(args.interrupt_trace) if args.interrupt_trace else args.interrupts
-    rng = np.random.default_rng(args.seed)
-    out = {"samples": str(args.samples), "sample_size": int(sample.size), "sample_mean_us": float(sample.mean()),
-           "sample_sd_us": float(sample.std(ddof=1)) if sample.size > 1 else 0.0, "trials": args.trials,
-           "seed": args.seed, "message_bytes": args.size,
-           "interrupts": vars(args.interrupts) if args.interrupts else args.interrupt_trace, "procs": []}
-    rows = []
-    for P in args.procs:
-        r = simulate.simulate_alltoall(sample, P, args.trials, rng, interrupts)
-        total, idle0 = r["total_us"], r["idle_us"][:, 0]
-        thr = simulate.throughput_mb_s(total, P, args.size)
-        entry = {"P": P, "total_mean_us": float(total.mean()), "total_p50_us": float(np.percentile(total, 50)),
-                 "total_p99_us": float(np.percentile(total, 99)), "throughput_mean_mb_s": float(thr.mean()),
-                 "idle_mean_us": float(r["idle_us"].mean()), "idle0_zero_fraction": float((idle0 == 0).mean()),
-                 "idle0_p50_us": float(np.percentile(idle0, 50)), "idle0_p99_us": float(np.percentile(idle0, 99)),
-                 "idle0_max_us": float(idle0.max())}
-        out["procs"].append(entry)
-        rows.append((str(P), f"{entry['total_mean_us']:.1f}", f"{entry['total_p99_us']:.1f}",
-                     f"{entry['throughput_mean_mb_s']:.3f}", f"{entry['idle_mean_us']:.1f}",
-                     f"{entry['idle0_zero_fraction']:.3f}", f"{entry['idle0_p99_us']:.1f}"))
-    header = ("P", "total us", "p99 us", "throughput MB/s", "idle us/proc", "P(idle0=0)", "idle0 p99 us")
-    print(f"# {args.trials} simulated all-to-alls per P from {sample.size} exchange times "
-          f"(mean {out['sample_mean_us']:.1f} us, sd {out['sample_sd_us']:.1f} us); throughput for "
-          f"{args.size}-byte messages, as Table 1 defines it")
-    print(_format_table(header, rows))
-    return out
-
-
-def simulate_halo(args) -> dict:
-    """MAX at larger task counts from a jb-halo run's per-call MAX (run with --series)."""
-    import numpy as np
-    doc = results.load(args.halo_json)
-    entry = args.entry or 0
-    if doc["benchmark"] != "halo" or len(doc["results"]) <= entry:
-        raise results.ResultsError(f"{args.halo_json}: not a jb-halo document with result {entry}")
-    r = doc["results"][entry]
-    if "series" not in r:
-        raise results.ResultsError(f"{args.halo_json}: result {entry} has no per-call series (run jb-halo with --series)")
-
-    def need(ok, field, what):
-        if not ok:
-            raise results.ResultsError(f"{args.halo_json}: field {field} {what}")
-
-    measured_tasks = doc["metadata"].get("ranks")
-    need(isinstance(measured_tasks, int) and measured_tasks >= 1, "metadata.ranks", "is not a task count >= 1")
-    field = f"results[{entry}]"
-    series = r["series"]["max_us"]  # results.load: a list of numbers
-    need(series and min(series) >= 0, f"{field}.series.max_us", "is empty or holds a time < 0")
-    need(r.get("calls", 0) >= 1, f"{field}.calls", "is missing or 0")
-    need(r.get("max_us") is not None, f"{field}.max_us", "is missing")
-    need(r.get("avg_us") is not None and r["avg_us"] > 0, f"{field}.avg_us", "is not a time > 0")
-    bins = (r.get("histogram") or {}).get("bins")
-    need(bins and all(lo >= 0 and (hi is None or hi >= lo) and isinstance(n, int) and n >= 0 for lo, hi, n in bins)
-         and sum(n for _, _, n in bins) > 0, f"{field}.histogram.bins", "is not [lower_us >= 0, upper_us, count >= 0] "
-         "with a count > 0")
-    # upward only: below N0 a task no longer waits for as many neighbours, so AVG changes too
-    tasks = sorted({n for n in args.tasks if n >= measured_tasks} | {measured_tasks})
-    rng = np.random.default_rng(args.seed)
-    pred = simulate.halo_extrapolation(r["series"]["max_us"], measured_tasks, tasks, rng)
-    # Without the barrier's coupling tasks drift apart, delays average out within each task,
-    # and the run's MAX is the slowest task's mean per call.  Per-task times come from the
-    # merged histogram (bin middles), which also counts a task's waits for a delayed
-    # neighbour: from a run of more than one task this limit is an overestimate.
-    per_task = model.per_task_times(bins)
-    uncoupled = simulate.halo_prediction(per_task, tasks, rng, r["calls"], barrier_coupled=False, n_boot=5)
-    # every task also replays a noise trace (jb-noise --trace) from its own offset
-    trace = simulate.load_interrupt_trace(args.interrupt_trace) if args.interrupt_trace else None
-    noisy = simulate.halo_trace_prediction(series, measured_tasks, tasks, trace, rng) if trace else {}
-    out = {"source": str(args.halo_json), "pattern": r.get("pattern"), "measured_tasks": measured_tasks,
-           "measured_max_us": r["max_us"], "measured_avg_us": r["avg_us"], "interrupt_trace": args.interrupt_trace,
-           "predictions": []}
-    rows = []
-    for N in tasks:
-        p = pred[N]
-        # AVG is the per-task mean, which does not depend on N when tasks are alike
-        out["predictions"].append({"tasks": N, "max_us": p["max_mean"], "max_se_us": p["max_se"],
-                                   "avg_us": r["avg_us"], "ratio": p["max_mean"] / r["avg_us"],
-                                   "max_uncoupled_us": uncoupled[N]["max_mean"]})
-        rows.append((str(N), f"{p['max_mean']:.1f} +- {2 * p['max_se']:.1f}", f"{r['avg_us']:.1f}",
-                     f"{p['max_mean'] / r['avg_us']:.2f}", f"{uncoupled[N]['max_mean']:.1f}",
-                     f"{r['max_us']:.1f}" if N == measured_tasks else ""))
-        if trace:
-            t = noisy[N]
-            out["predictions"][-1].update(max_trace_us=t["max_mean"], max_trace_se_us=t["max_se"],
-                                          detour_fraction=t["detour_fraction"],
-                                          detour_fraction_se=t["detour_fraction_se"])
-            rows[-1] += (f"{t['max_mean']:.1f} +- {2 * t['max_se']:.1f}",
-                         f"{t['detour_fraction']:.4f} +- {2 * t['detour_fraction_se']:.4f}")
-    print(f"# per-call MAX from the {len(r['series']['max_us'])} per-call MAX values of {measured_tasks} tasks in "
-          f"{args.halo_json}: CDF G^(N/{measured_tasks}) (barrier-coupled calls, tasks alike and independent; "
-          "+- two bootstrap standard errors)")
-    if trace:
-        print(f"# MAX with trace: every task also replays the {trace.times.size} detours of {args.interrupt_trace} "
-              f"({trace.length / 1e6:.6g} s) from its own offset; P(detour): the share of calls in which some task "
-              "meets one")
-    print(_format_table(("tasks", "MAX us", "AVG us", "MAX/AVG", "MAX uncoupled", "measured MAX")
-                        + (("MAX with trace", "P(detour)") if trace else ()), rows))
-    return out
-
-
-def _at_least(minimum):
-    """An argparse type: a whole number >= minimum."""
-    def whole(text):
-        try:
-            value = int(text)
-        except ValueError:
-            raise argparse.ArgumentTypeError(f"'{text[:40]}' is not a whole number") from None
-        if value < minimum:
-            raise argparse.ArgumentTypeError(f"{value} is less than {minimum}")
-        return value
-    return whole
-
-
 def _finite(text):
     """An argparse type: a finite number (a bound of nan or inf would be no bound at all)."""
     value = files.parse_number(text)
@@ -229,10 +88,12 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("-o", "--output", required=True, help="the reference file to write, e.g. reference_data/local.yaml "
                                                          "(replaced whole, or left as it was)")
     p.add_argument("--measured-by", help="who measured (default: user@host)")
-    p.add_argument("--min-slack", type=_finite, default=0.5,
-                   help="the tightest bound either side, as a fraction of the value (default 0.5)")
-    p.add_argument("--spread-factor", type=_finite, default=2.0,
-                   help="bounds admit this many times the measured spread (default 2)")
+    p.add_argument("--false-alarm-rate", type=_finite, default=bounds.FALSE_ALARM_RATE,
+                   help="the suite's false-alarm rate per run on a clean machine, split over the asserted variables "
+                        f"(default {bounds.FALSE_ALARM_RATE:g})")
+    p.add_argument("--max-detectable", type=_finite, default=bounds.MAX_DETECTABLE,
+                   help="a variable whose minimum detectable slowdown is above this is not asserted on this system "
+                        f"(default {bounds.MAX_DETECTABLE:g})")
     for name, what in (("report", "one HTML report (figures as PNG and SVG beside it) of runs"),
                        ("compare", "compare systems or runs: the report, plus each label's ratio to a baseline")):
         p = sub.add_parser(name, help=what)
@@ -249,31 +110,10 @@ def parser() -> argparse.ArgumentParser:
     # plan has its own parser (jitterbench.plan): listed here for --help, handed its arguments in main
     sub.add_parser("plan", help="what a mode will run on a system and its machine time, before it runs "
                                 "(jitterbench plan --help)", add_help=False)
-    sim = sub.add_parser("simulate", help="predict all-to-all and halo times at scales not measured")
-    simsub = sim.add_subparsers(dest="what", required=True)
-    p = simsub.add_parser("alltoall", help="resample pairwise exchange times into all-to-alls (Tabe et al.)")
-    p.add_argument("samples", help="exchange times: one value in us per line, or a jb-alltoall JSON")
-    p.add_argument("--entry", type=_at_least(0), help="which results entry of a JSON with several samples")
-    p.add_argument("--procs", type=_ints, default=[2, 4, 8, 16, 32], help="processor counts [2,4,8,16,32]")
-    p.add_argument("--trials", type=_at_least(1), default=100000, help="all-to-alls per processor count [100000]")
-    p.add_argument("--seed", type=_at_least(0), default=1, help="random seed [1]")
-    p.add_argument("--size", type=_at_least(0), default=1024, help="message bytes, for the throughput [1024]")
-    p.add_argument("--interrupts", type=_interrupts,
-                   help="correlated interrupts PERIOD_US:TICK_US:RARE_RATE_PER_US:RARE_US instead of "
-                        "independent samples alone (the samples are then the uninterrupted times)")
-    p.add_argument("--interrupt-trace", help="correlated interrupts replayed from a trace file, one event per "
-                                             "line 'time_us cost_us' ('# length_us L' sets its period)")
-    p.add_argument("--json", help="write the results here")
-    p = simsub.add_parser("halo", help="predict jb-halo's MAX and AVG at larger task counts")
-    p.add_argument("halo_json", help="a jb-halo --json document")
-    p.add_argument("--entry", type=_at_least(0), help="which results entry [0]")
-    p.add_argument("--tasks", type=_ints, default=[16, 64, 256, 1024, 4096], help="task counts")
-    p.add_argument("--seed", type=_at_least(0), default=1, help="random seed, for the bootstrap [1]")
-    p.add_argument("--interrupt-trace", help="every task also replays this noise trace (jb-noise --trace: "
-                                             "'start_us length_us' a line) from its own offset")
-    p.add_argument("--json", help="write the results here")
-    profile.add_arguments(simsub.add_parser("profile", help="normalized run time under network profiles of "
-                                                            "latency and bandwidth, with and without overlap (paper 004)"))
+    simulate_command.add_arguments(sub.add_parser("simulate", help="predict all-to-all and halo times at scales not "
+                                                                   "measured"))
+    site.add_arguments(sub.add_parser("site", help="a site's systems/sites/ files: `jitterbench site new NAME ...` "
+                                                   "writes its ReFrame system and its Spack externals"))
     return parser
 
 
@@ -283,28 +123,25 @@ def run(args) -> None:
     elif args.command == "table":
         print(verdict_table.table(args.reports, every=args.all))
     elif args.command == "simulate":
-        out = {"alltoall": simulate_alltoall, "halo": simulate_halo, "profile": profile.command}[args.what](args)
-        if args.json:
-            try:
-                text = json.dumps(out, indent=1, allow_nan=False) + "\n"
-            except ValueError:
-                raise simulate.SimulationInputError(f"the results hold a number that is not finite; "
-                                                    f"{args.json} not written") from None
-            files.write_text(args.json, text)
+        simulate_command.run(args)
+    elif args.command == "site":
+        site.command(args)
     elif args.command in ("report", "compare"):
         print(f"wrote {write_report(args)}")
     elif args.command == "reference":
-        doc = references.build(args.reports, args.system, args.measured_by or _user_at_host(), args.min_slack,
-                               args.spread_factor)
+        doc = references.build(args.reports, args.system, args.measured_by or _user_at_host(),
+                               args.false_alarm_rate, args.max_detectable)
         text = references.dump(doc)
         references.loads(text, args.output)  # the file ReFrame will read: checked before it replaces any
         files.write_text(args.output, text)
-        print(f"wrote {args.output}: {sum(1 for k in doc if k != 'provenance')} check(s) for system {args.system}")
+        print(f"wrote {args.output}: {sum(1 for k in doc if k not in references.SECTIONS)} check(s) "
+              f"for system {args.system}, {doc['provenance']['asserted']} variable(s) asserted, "
+              f"{len(doc.get('not_assertable', []))} not assertable")
 
 
 # What a bad input or output raises: each one line naming the file, and where it applies the field.
 ERRORS = (files.OutputError, references.ReferenceFileError, results.ResultsError, runs.RunsError,
-          simulate.SimulationInputError)
+          simulate.SimulationInputError, site.SiteError)
 
 
 def main(argv=None) -> int:

@@ -147,10 +147,6 @@ def loads_yaml(text: str, path, error: type):
     return doc
 
 
-def read_yaml(path, error: type):
-    return loads_yaml(read_text(path, error), path, error)
-
-
 # ---- writing ---------------------------------------------------------------------------
 
 def umask() -> int:

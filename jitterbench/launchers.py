@@ -1,7 +1,7 @@
 """ReFrame launchers that ReFrame 4.10 lacks, and the MPI of the papers' IBM machines.
 
 `jb-mpirun` runs each programming environment's own mpirun (local); `poe`,
-`bgp-mpirun` and `yod` launch on the papers' machines (systems/hpce.py ...
+`bgp-mpirun` and `yod` launch on the papers' machines (systems/papers/hpce.py ...
 xt3.py).  Importing this module registers them: systems/config.py imports it
 through jitterbench.rfm before ReFrame reads the configuration.
 """

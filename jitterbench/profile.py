@@ -145,7 +145,7 @@ def torus_results(paths, statistic="max_us") -> list[dict]:
     return out
 
 
-def _only(values, what, option):
+def the_only(values, what, option):
     values = sorted(set(values))
     if len(values) != 1:
         raise SimulationInputError(f"the documents hold {what} {', '.join(map(str, values))}: choose one with "
@@ -167,11 +167,11 @@ def from_torus(rs, pattern=None, size=None, work=None) -> dict:
     """The step and the measured network's profile of jb-torus results: {'pattern', 'step',
     'fit' (or None), 'measured': {after_us, before_us, none_us}, 'sources'}.  What cannot be
     read from them raises SimulationInputError naming it."""
-    pattern = pattern or _only([r["pattern"] for r in rs], "patterns", "--pattern")
+    pattern = pattern or the_only([r["pattern"] for r in rs], "patterns", "--pattern")
     rs = [r for r in rs if r["pattern"] == pattern]
     if not rs:
         raise SimulationInputError(f"the documents hold no result of pattern {pattern}")
-    ndims = _only([r["ndims"] for r in rs], "tori of dimensions", "separate runs")
+    ndims = the_only([r["ndims"] for r in rs], "tori of dimensions", "separate runs")
     messages = 2 * ndims
     plain = [r for r in rs if r["work"] == "none"]
     by_size = {}
@@ -187,11 +187,11 @@ def from_torus(rs, pattern=None, size=None, work=None) -> dict:
         out["fit"] = fit_profile(sizes, [by_size[s]["time_us"] for s in sizes], messages)
         out["sources"] += [by_size[s]["source"] for s in sizes]
     if size is None and worked:
-        size = _only([r["size"] for r in worked], "message sizes with work", "--size")
+        size = the_only([r["size"] for r in worked], "message sizes with work", "--size")
     elif size is None and len(by_size) == 1:
         size = next(iter(by_size))
     if worked:
-        work = work if work is not None else _only([r["work_bytes"] for r in worked], "work sizes", "--work")
+        work = work if work is not None else the_only([r["work_bytes"] for r in worked], "work sizes", "--work")
     compute = None
     if work is not None:
         at = f"of pattern {pattern} at size {size} with work {work} bytes"
@@ -243,126 +243,3 @@ def figure_svg(step: Step, rows, latencies, title: str) -> str:
     buf = io.StringIO()
     fig.savefig(buf, format="svg")
     return buf.getvalue()
-
-
-# ---- the command -----------------------------------------------------------------------------
-
-def _numbers(text):
-    """An argparse type: comma-separated finite numbers > 0."""
-    import argparse
-
-    from .files import parse_number
-    values = [parse_number(v) for v in text.split(",")]
-    if not values or any(v is None or v <= 0 for v in values):
-        raise argparse.ArgumentTypeError(f"'{text[:40]}' is not a comma-separated list of finite numbers > 0")
-    return [float(v) for v in values]
-
-
-def _number(text):
-    """An argparse type: a finite number >= 0."""
-    import argparse
-
-    from .files import parse_number
-    value = parse_number(text)
-    if value is None or value < 0:
-        raise argparse.ArgumentTypeError(f"'{text[:40]}' is not a finite number >= 0")
-    return float(value)
-
-
-def _whole(text):
-    """An argparse type: a whole number >= 0."""
-    import argparse
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"'{text[:40]}' is not a whole number") from None
-    if value < 0:
-        raise argparse.ArgumentTypeError(f"{value} is less than 0")
-    return value
-
-
-def add_arguments(p) -> None:
-    p.add_argument("torus", nargs="*", help="jb-torus --json documents: a run without --work at two sizes or more "
-                                            "(the measured network's profile) and a run with --work at one of them")
-    p.add_argument("--pattern", help="the jb-torus pattern to read (default: the only one)")
-    p.add_argument("--work", type=_whole, help="the jb-torus work size in bytes to read (default: the only one)")
-    p.add_argument("--size", type=_whole, help="bytes per message (with documents: which size to read)")
-    p.add_argument("--messages", type=_number, help="messages per step, sent one after another "
-                                                    "(default with documents: 2 per dimension)")
-    p.add_argument("--compute-us", type=_number, help="computation per step, us (default with documents: the "
-                                                      "time per call with work less the time without)")
-    p.add_argument("--overlap-us", type=_number, help="independent work per step that messages may hide behind, "
-                                                      "us (default: all the computation with jb-torus work, else 0)")
-    p.add_argument("--latencies-us", type=_numbers, default=list(LATENCIES_US), help="network latencies [1,2,4,8]")
-    p.add_argument("--bandwidths-mb-s", type=_numbers, default=list(BANDWIDTHS_MB_S),
-                   help="network bandwidths, MB/s = 10^6 bytes/s [1,2,5,...,2000,5000]")
-    p.add_argument("--statistic", choices=STATISTICS, default="max_us",
-                   help="a call's time in the documents: max_us, the mean over calls of the per-call MAX over tasks "
-                        "(default), or p50_us, the median over calls of it")
-    p.add_argument("--json", help="write the results here")
-    p.add_argument("--figure", help="draw the normalized times here (SVG)")
-
-
-def command(args) -> dict:
-    """jitterbench simulate profile: the table on stdout, the results returned for --json."""
-    from . import files
-    from .tables import format_table
-    if args.figure and not str(args.figure).endswith(".svg"):
-        raise SimulationInputError(f"{args.figure}: the figure is SVG; name a file ending in .svg")
-    got = None
-    if args.torus:
-        got = from_torus(torus_results(args.torus, args.statistic), args.pattern, args.size, args.work)
-        compute = args.compute_us if args.compute_us is not None else got["compute_us"]
-        if compute is None:
-            raise SimulationInputError("the documents hold no run with --work: give --compute-us")
-        overlap = args.overlap_us if args.overlap_us is not None else (compute if got["compute_us"] is not None
-                                                                       else 0.0)
-        if got["size"] is None:
-            _only(list(got["sizes"]), "message sizes", "--size")
-        step = Step(compute, args.messages if args.messages is not None else got["messages"], got["size"], overlap)
-    else:
-        if args.pattern or args.work is not None:
-            raise SimulationInputError("--pattern and --work choose among jb-torus documents: give some")
-        missing = [o for o, v in (("--compute-us", args.compute_us), ("--messages", args.messages),
-                                  ("--size", args.size)) if v is None]
-        if missing:
-            raise SimulationInputError(f"give jb-torus documents, or {', '.join(missing)}")
-        step = Step(args.compute_us, args.messages, args.size, args.overlap_us or 0.0)
-    step.check()
-    lats, bws = list(args.latencies_us), list(args.bandwidths_mb_s)
-    rows = grid(step, lats, bws)
-    out = {"model": "comm = messages (latency + size / bandwidth), zero overhead; step = compute + comm, with "
-                    "overlap compute + max(0, comm - overlap)",
-           "normalized_to": "the step on an ideal network (zero latency, infinite bandwidth): compute_us",
-           "step": asdict(step), "latencies_us": lats, "bandwidths_mb_s": bws, "profiles": rows}
-    print(f"# step: compute {step.compute_us:.6g} us, {step.messages:g} message(s) of {step.size:g} bytes, "
-          f"overlap {step.overlap_us:.6g} us; zero overhead; MB = 10^6 bytes")
-    if got:
-        out.update(source={**{k: got[k] for k in ("pattern", "ndims", "work_bytes", "sources")},
-                           "statistic": args.statistic}, fit=got["fit"],
-                   measured=got["measured"])
-        fit = got["fit"]
-        if fit:
-            print(f"# the measured network ({got['pattern']}, {len(fit['points'])} sizes without work): latency "
-                  f"{fit['latency_us']:.4g} us, bandwidth {fit['bandwidth_mb_s']:.4g} MB/s per node "
-                  f"({fit['messages']:g} messages a call)")
-        if fit and got["measured"]:
-            m = got["measured"]
-            check = {"after_us": step_us(step, fit["latency_us"], fit["bandwidth_mb_s"], False),
-                     "before_us": step_us(step, fit["latency_us"], fit["bandwidth_mb_s"], True)}
-            out["check"] = check
-            print(f"# the model at that profile: {check['after_us']:.1f} us a call without overlap (measured "
-                  f"{m['after_us']:.1f}), {check['before_us']:.1f} us with (measured {m['before_us']:.1f})")
-    print("# normalized execution time: the step under the profile / the step on an ideal network "
-          "(its computation); 'ov': with overlap")
-    header = ("MB/s",) + tuple(h for lat in lats for h in (f"{lat:g} us", f"{lat:g} us ov"))
-    table = []
-    for i, bw in enumerate(bws):
-        cells = rows[i * len(lats):(i + 1) * len(lats)]
-        table.append((f"{bw:g}",) + tuple(f"{c[k]:.3f}" for c in cells for k in ("normalized", "normalized_overlap")))
-    print(format_table(header, table))
-    if args.figure:
-        title = (f"compute {step.compute_us:.4g} us, {step.messages:g} x {step.size:g} B, overlap "
-                 f"{step.overlap_us:.4g} us; zero overhead")
-        files.write_text(args.figure, figure_svg(step, rows, lats, title))
-    return out

@@ -30,23 +30,41 @@ A file made from a paper (source: paper) also holds, in a top-level list
         note: ...                           # required with a null value; any caveat
         read_off_figure: true               # only for a value read off a figure
 
-ReFrame ignores it (it reads only the entries named after checks).
+ReFrame ignores it (it reads only the entries named after checks).  So it does the list
+`not_assertable` of a measured file: the variables whose noise on this system puts their
+minimum detectable slowdown above the stated limit (and those with too few repeats), left
+unbounded ([value, null, null, unit]), each with its slowdown and why:
+
+    not_assertable:
+      - {check: HaloCheck, at: [local:default, mpich, 1, ...], variable: p99_isend-recv_4096,
+         detectable_slowdown: 3.41, reason: 'noise: ...'}
+
+A bounded entry's minimum detectable slowdown is its threshold: 1 + upper where lower is
+better, 1 / (1 + lower) where higher is (detectable_slowdown()).
 
 This module checks a file before ReFrame reads it, so that a malformed one
 is one clear line naming the entry, and builds files from ReFrame runs.
 """
 from __future__ import annotations
 
+from dataclasses import dataclass
 from datetime import datetime, timezone
+import hashlib
+import math
+import os
 import re
 import statistics
+import subprocess
 
+import numpy as np
 import yaml
 
-from . import benchmarks
+from . import benchmarks, bounds, sweeps
 from .files import is_number, loads_yaml, read_json, read_text
 
 PROVENANCE_KEYS = ("system", "source", "date", "method")
+# the top-level keys of a file that are not checks (ReFrame ignores them)
+SECTIONS = ("provenance", "stated", "not_assertable")
 
 # The measured counterparts a `stated` entry may name: each benchmark's descriptor
 # (jitterbench/benchmarks/) computes its own and says where they are taken (`at`).
@@ -77,6 +95,9 @@ def loads(text, path) -> dict:
             continue
         if check == "stated":
             _check_stated(path, entry)
+            continue
+        if check == "not_assertable":
+            _check_not_assertable(path, entry)
             continue
         if not isinstance(entry, dict) or not isinstance(entry.get("$index"), list):
             raise ReferenceFileError(f"{path}: {check}: expected a mapping with an '$index' list")
@@ -136,6 +157,28 @@ def _stated_problem(item, ids):
     if "read_off_figure" in item and not isinstance(item["read_off_figure"], bool):
         return f"read_off_figure must be true or false, got {item['read_off_figure']!r}"
     return None
+
+
+NOT_ASSERTABLE_KEYS = ("check", "at", "variable", "detectable_slowdown", "reason")
+
+
+def _check_not_assertable(path, items):
+    """The variables `jitterbench reference` left unbounded on this system, each with why."""
+    if not isinstance(items, list):
+        raise ReferenceFileError(f"{path}: not_assertable: expected a list of entries")
+    for i, item in enumerate(items):
+        problem = None
+        if not isinstance(item, dict) or sorted(item) != sorted(NOT_ASSERTABLE_KEYS):
+            problem = f"expected a mapping of {', '.join(NOT_ASSERTABLE_KEYS)}"
+        elif not all(isinstance(item[k], str) and item[k] for k in ("check", "variable", "reason")):
+            problem = "check, variable and reason must be non-empty strings"
+        elif not isinstance(item["at"], list):
+            problem = f"at must be a list (the entry's keys), got {item['at']!r}"
+        elif item["detectable_slowdown"] is not None and not (is_number(item["detectable_slowdown"])
+                                                              and item["detectable_slowdown"] >= 1):
+            problem = f"detectable_slowdown must be a number >= 1 or null, got {item['detectable_slowdown']!r}"
+        if problem:
+            raise ReferenceFileError(f"{path}: not_assertable[{i}]: {problem}")
 
 
 def _check_level(path, where, node, depth):
@@ -266,68 +309,231 @@ def index_of(case):
     return ["$partition", "$environ", *parameters(case)]
 
 
-# Which way is better, by unit: references bound only the worse side, so that a
-# machine faster than its baseline never fails acceptance for it.
+# Which way is better, by unit, for the variables whose record declares no quantities (OSU,
+# perftest, the papers' findings): references bound only the worse side, so that a machine
+# faster than its baseline never fails acceptance for it.  A unit not here has no worse side
+# known, and its variables are not bounded.
 BETTER = {"us": "lower", "MAX/AVG": "lower", "MB/s": "higher"}
 
 
-def build(report_paths, system, measured_by, min_slack=0.5, spread_factor=2.0):
-    """A reference document from the test cases of one system in several runs.
+@dataclass(frozen=True)
+class Role:
+    """What the bound rule does with one performance variable: its better side and whether it is
+    asserted (else why not)."""
+    better: str | None
+    asserted: bool
+    why_not: str = ""
 
-    Per test variant and performance variable: the median of the repeats as
-    the value, and bounds that admit spread_factor times the measured spread,
-    never tighter than min_slack (a fraction of the median) on either side.
-    The better side (BETTER, by unit) is left unbounded (null).
+
+def role_of(check, variable, unit, calls=None) -> Role:
+    """The record's say on one variable (sweeps.quantity), else by unit (BETTER): a maximum over
+    calls is reported, never bounded; a percentile over calls is asserted only where the calls
+    hold a distribution-free bound for it (bounds.calls_needed); calls 0 or unknown: not."""
+    quantity = sweeps.quantity(check, variable)
+    better = quantity.better if quantity else BETTER.get(unit)
+    if quantity is not None and quantity.role != benchmarks.ASSERTED:
+        return Role(better, False, f"{quantity.role}, never bounded")
+    if better is None:
+        return Role(None, False, f"no better side known for unit {unit!r}")
+    p = bounds.percentile_of(quantity.name if quantity else sweeps.unfold(check, variable)[0])
+    if p is not None and not (calls and 1 - p ** calls >= bounds.PERCENTILE_CONFIDENCE):
+        return Role(better, False, f"a percentile p{p * 100:g} over {calls or 'an unknown number of'} calls: "
+                                   f"needs {bounds.calls_needed(p)} calls")
+    return Role(better, True)
+
+
+def asserted_only(doc, check, calls=None):
+    """doc's entry of check as a reference file of its own, every variable the rules do not
+    assert in a run of calls timed calls (role_of: a maximum over calls; a percentile that so
+    few calls cannot bound) left unbounded, ReFrame's [value, null, null, unit]; and the names of
+    the variables so left.  A check runs against it, so that a file made by another rule, or a
+    run of fewer calls than its references', never asserts what the rules do not."""
+    entry = doc.get(check)
+    if not isinstance(entry, dict):
+        return {"provenance": doc["provenance"]}, []
+    released = set()
+
+    def walk(node, depth):
+        if depth:
+            return {k: walk(v, depth - 1) for k, v in node.items()}
+        out = {}
+        for var, value in node.items():
+            tuple_ = value[2] if value and value[0] == "$xfail" else value
+            unit = tuple_[3] if len(tuple_) > 3 else ""
+            if (tuple_[1] is not None or tuple_[2] is not None) and not role_of(check, var, unit, calls).asserted:
+                released.add(var)
+                tuple_ = [tuple_[0], None, None, *tuple_[3:]]
+                value = [*value[:2], tuple_] if value[0] == "$xfail" else tuple_
+            out[var] = value
+        return out
+
+    index = entry["$index"]
+    filtered = {"$index": index, **walk({k: v for k, v in entry.items() if k != "$index"}, len(index))}
+    return {"provenance": doc["provenance"], check: filtered}, sorted(released)
+
+
+def detectable_slowdown(entry):
+    """The minimum detectable slowdown of a reference tuple [value, lower, upper, unit]: 1 + upper
+    where higher is worse, 1 / (1 + lower) where lower is; None for an unbounded variable."""
+    lower, upper = entry[1:3]
+    if upper is not None:
+        return 1 + upper
+    return 1 / (1 + lower) if lower is not None and lower > -1 else None
+
+
+def _distinct(report_paths):
+    """The reports, each read once; the same run given twice (same session uuid or the same
+    bytes) is refused: a repeat counted twice would make the bounds claim more than they hold."""
+    seen = {}
+    for path in report_paths:
+        text = read_text(path, ReferenceFileError)
+        info = read_report(path)["session_info"]
+        for key in (("uuid", info.get("uuid")), ("content", hashlib.sha256(text.encode()).hexdigest())):
+            if key[1] is not None and key in seen:
+                raise ReferenceFileError(f"{path}: the same run as {seen[key]} (same session {key[0]}): each "
+                                         f"repeat must be a run of its own")
+            seen.setdefault(key, path)
+    return report_paths
+
+
+def _no_paths(command):
+    """A command line without machine paths: an absolute path is its last part."""
+    return " ".join(os.path.basename(word) if word.startswith("/") else word for word in command.split())
+
+
+def commit() -> str:
+    """The jitterbench commit that builds the bounds (git, where the package is a checkout)."""
+    try:
+        out = subprocess.run(["git", "-C", os.path.dirname(os.path.abspath(__file__)), "rev-parse", "--short=12",
+                              "HEAD"], capture_output=True, text=True, timeout=10)
+    except (OSError, subprocess.SubprocessError):
+        return "unknown"
+    return out.stdout.strip() if out.returncode == 0 else "unknown"
+
+
+def _significant(x, digits=6):
+    return float(f"{x:.{digits}g}")
+
+
+def build(report_paths, system, measured_by, false_alarm_rate=bounds.FALSE_ALARM_RATE,
+          max_detectable=bounds.MAX_DETECTABLE):
+    """A reference document from k >= 5 runs of one system (docs/references.md: the rule).
+
+    Per variant and asserted variable: the value is the median of the repeats and the worse
+    side is bounded at the median times the group's minimum detectable slowdown (bounds), with
+    the suite's false-alarm rate split over the asserted variables (Bonferroni: every bound is
+    checked by ReFrame alone, so each takes rate / m).  A variable not asserted, or whose
+    minimum detectable slowdown is above max_detectable, gets [median, null, null, unit] (never
+    fails); the latter are listed in the top-level `not_assertable` with it.
     """
-    samples, units, index, versions, dates, commands = {}, {}, {}, set(), set(), set()
+    if not (0 < false_alarm_rate < 1):
+        raise ReferenceFileError(f"the false-alarm rate must be between 0 and 1, got {false_alarm_rate}")
+    if not max_detectable > 1:
+        raise ReferenceFileError(f"the largest detectable slowdown must be above 1, got {max_detectable}")
+    report_paths = _distinct(report_paths)  # each read and checked first: a bad one is named before counting
+    if len(report_paths) < bounds.MIN_REPEATS:
+        raise ReferenceFileError(f"{len(report_paths)} run report(s) given: a bound needs at least "
+                                 f"{bounds.MIN_REPEATS} repeats, each a ReFrame run of its own")
+    samples, units, index, calls, facts = {}, {}, {}, {}, {k: set() for k in (
+        "versions", "dates", "commands", "hosts", "mpis", "modes", "calls")}
     for path, info, case in _measured(report_paths):
         if case.get("system") != system:
             continue
         try:
-            dates.add(datetime.fromtimestamp(info["time_start_unix"], timezone.utc).date().isoformat())
+            facts["dates"].add(datetime.fromtimestamp(info["time_start_unix"], timezone.utc).date().isoformat())
         except (KeyError, TypeError, ValueError, OverflowError, OSError):
             raise ReferenceFileError(f"{path}: field session_info.time_start_unix is not a time: "
                                      f"{info.get('time_start_unix')!r}") from None
-        versions.add(str(info.get("version", "?")))
-        commands.add(str(info.get("cmdline", "")))
+        command = str(info.get("cmdline", ""))
+        facts["versions"].add(str(info.get("version", "?")))
+        facts["commands"].add(_no_paths(command))
+        facts["hosts"].add(str(info.get("hostname", "?")))
+        mode = re.search(r"--mode[= ](\S+)", command)
+        facts["modes"].add(mode[1] if mode else "(none)")
+        if case.get("mpi_library"):
+            facts["mpis"].add(str(case["mpi_library"]))
         check = case["display_name"].split()[0]
         index.setdefault(check, index_of(case))
         key = (f"{case['system']}:{case['partition']}", case["environ"], *parameters(case).values())
+        case_calls = case.get("calls") if isinstance(case.get("calls"), int) else None
+        if case_calls:
+            facts["calls"].add(case_calls)
         for name, pv in case["perfvalues"].items():
             var = name.split(":")[-1]
             if pv[0] is not None:
                 samples.setdefault((check, key, var), []).append(pv[0])
                 units[(check, var)] = pv[4]
+                calls[(check, key, var)] = min(calls.get((check, key, var), case_calls or 0), case_calls or 0)
     if not samples:
         raise ReferenceFileError(f"no performance values for system '{system}' in "
                                  f"{', '.join(map(str, report_paths))}")
-    repeats = max(len(v) for v in samples.values())
+
+    roles, not_assertable = {}, []
+    for (check, key, var), values in samples.items():
+        role = role_of(check, var, units[(check, var)], calls[(check, key, var)])
+        if role.asserted and len(values) < bounds.MIN_REPEATS:
+            role = Role(role.better, False, f"{len(values)} repeat(s), fewer than {bounds.MIN_REPEATS}")
+            not_assertable.append((check, key, var, None, role.why_not))
+        elif role.asserted and min(values) <= 0:
+            role = Role(role.better, False, "a value <= 0: no log scale")
+            not_assertable.append((check, key, var, None, role.why_not))
+        roles[(check, key, var)] = role
+    asserted = [k for k, r in roles.items() if r.asserted]
+    rate = false_alarm_rate / max(1, len(asserted))
+    groups = {}  # (check, partition, environ) -> its variables' keys
+    for check, key, var in asserted:
+        groups.setdefault((check, key[0], key[1]), []).append((check, key, var))
+    slowdown = {}
+    for members in groups.values():
+        scores = np.concatenate([bounds.loo_scores(bounds.worse_logs(samples[m], roles[m].better)[None, :])
+                                 for m in members])
+        mds = float(bounds.detectable_slowdown(max(0.0, bounds.threshold(scores, rate))))
+        slowdown.update({m: mds for m in members})
+
+    k = sorted({len(v) for v in samples.values()})
+    calls_used = sorted(facts["calls"])
     doc = {"provenance": {
         "system": system,
         "source": "measured",
         "measured_by": measured_by,
-        "date": max(dates),
-        "method": (f"`jitterbench reference` over {len(report_paths)} ReFrame run report(s), "
-                   f"up to {repeats} repeat(s) per variant, ReFrame {', '.join(sorted(versions))}; "
-                   f"value = median of the repeats; bounds = {spread_factor} x the measured spread, "
-                   f"at least {min_slack:.0%}, on the worse side only (times: above, bandwidths: below)"),
-        "commands": sorted(commands),
+        "date": max(facts["dates"]),
+        "method": (f"`jitterbench reference`: per variable the median of k repeats; the worse side bounded at the "
+                   f"median times the minimum detectable slowdown, a one-sided prediction bound for one new run "
+                   f"on the log scale at the suite's false-alarm rate {false_alarm_rate:g} split over "
+                   f"{len(asserted)} asserted variables (Bonferroni), from the pooled leave-one-out scores of "
+                   f"each check and environment (docs/references.md)"),
+        "repeats": k[0] if len(k) == 1 else f"{k[0]}-{k[-1]}",
+        "false_alarm_rate": false_alarm_rate,
+        "asserted": len(asserted),
+        "max_detectable": max_detectable,
+        "jitterbench_commit": commit(),
+        "reframe": ", ".join(sorted(facts["versions"])),
+        "hosts": sorted(facts["hosts"]),
+        "mpis": sorted(facts["mpis"]),
+        "modes": sorted(facts["modes"]),
+        "calls": calls_used if calls_used else "the benchmarks' defaults",
+        "commands": sorted(facts["commands"]),
     }}
     for (check, key, var), values in sorted(samples.items(), key=lambda kv: repr(kv[0])):
         node = doc.setdefault(check, {"$index": index[check]})
-        for k in key:
-            node = node.setdefault(k, {})
-        med = statistics.median(values)
-        below = 1 - min(values) / med if med else 0.0
-        above = max(values) / med - 1 if med else 0.0
-        lower = round(-min(0.99, max(min_slack, below * spread_factor)), 3)
-        upper = round(max(min_slack, above * spread_factor), 3)
-        unit = units[(check, var)]
-        if BETTER.get(unit) == "lower":
-            lower = None
-        elif BETTER.get(unit) == "higher":
-            upper = None
-        node[var] = [round(med, 4), lower, upper, unit]
+        for part in key:
+            node = node.setdefault(part, {})
+        role = roles[(check, key, var)]
+        value = _significant(float(np.exp(np.median(np.log(values)))) if min(values) > 0 else statistics.median(values))
+        lower = upper = None
+        mds = slowdown.get((check, key, var))
+        if mds is not None and mds > max_detectable:
+            not_assertable.append((check, key, var, mds, f"noise: the bound would be {mds:.3g} x the median, above "
+                                                         f"{max_detectable:g}"))
+        elif mds is not None and role.better == "lower":
+            upper = math.ceil((mds - 1) * 1e4) / 1e4
+        elif mds is not None:
+            lower = math.floor((1 / mds - 1) * 1e4) / 1e4
+        node[var] = [value, lower, upper, units[(check, var)]]
+    if not_assertable:
+        doc["not_assertable"] = [{"check": check, "at": list(key), "variable": var,
+                                  "detectable_slowdown": None if mds is None else _significant(mds, 4), "reason": why}
+                                 for check, key, var, mds, why in sorted(not_assertable, key=repr)]
     return doc
 
 

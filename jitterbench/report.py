@@ -94,7 +94,7 @@ def comparisons(col: Collection, baseline: str):
                     for var, p in c.perf.items():
                         add(key, c.label, var, p)
     differs = transport_differences(col, baseline)
-    out = []
+    out, pairs = [], []
     for (check, environ, params, var), by_label in sorted(samples.items(), key=lambda kv: repr(kv[0])):
         base = by_label.get(baseline)
         if not base or len(by_label) < 2:
@@ -103,8 +103,10 @@ def comparisons(col: Collection, baseline: str):
             if label != baseline:
                 out.append({"check": check, "environ": environ, "params": " ".join(f"{k}={v}" for k, v in params),
                             "var": var, "unit": units[var], "label": label,
-                            "result": compare.compare(values, base, units[var]),
+                            "result": compare.compare(values, base, units[var], check, var),
                             "transport": differs.get((environ, label))})
+                pairs.append((values, base))
+    compare.decide([r["result"] for r in out], pairs)  # Holm: over every variable compared at once
     return out
 
 

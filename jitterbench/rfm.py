@@ -1,4 +1,4 @@
-"""ReFrame support for the configuration (systems/*.py): programming environments,
+"""ReFrame support for the configuration (systems/sites/*.py, systems/papers/*.py): programming environments,
 the papers' machines, install prefixes, and the scales a partition runs at.
 
 The launchers live in jitterbench/launchers.py (imported here, which registers

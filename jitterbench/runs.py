@@ -188,7 +188,7 @@ def read_references(path, label):
     kind = "paper" if prov.get("source") == "paper" else "reference"
     cases = []
     for check, entry in doc.items():
-        if check in ("provenance", "stated"):
+        if check in references.SECTIONS:
             continue
         index = entry["$index"]
 

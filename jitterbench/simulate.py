@@ -456,11 +456,6 @@ def expected_max(values, n: float, probs=None) -> float:
     return float(np.sum(x[order] * (cdf ** n - below ** n)))
 
 
-def expected_max_of_iid(sample, n: int) -> float:
-    """E[max of n draws with replacement from sample]: sum_k x_(k) ((k/m)^n - ((k-1)/m)^n)."""
-    return expected_max(sample, n)
-
-
 def _halo_once(sample: np.ndarray, N: int, calls: int, rng, coupled: bool):
     """(MAX, AVG) per call for N tasks whose per-call times are drawn from sample.
 

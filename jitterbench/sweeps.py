@@ -60,6 +60,19 @@ def unfold(check: str, variable: str) -> tuple[str, dict]:
     return rest, numbers
 
 
+def quantity(check: str, variable: str):
+    """The record's Quantity of one of check's variables, or None where its record declares no
+    quantities (OSU, perftest, the papers' findings) or none of that name.  A variable that
+    sweeps nothing but a suffix of its own (EagerCheck's eager_limit_shm: the limit over shared
+    memory) is the quantity with the longest name that prefixes it."""
+    record = benchmarks.by_check(check)
+    if record is None or not record.quantities:
+        return None
+    stem = unfold(check, variable)[0]
+    named = [q for q in record.quantities if stem == q.name or stem.startswith(q.name + "_")]
+    return max(named, key=lambda q: len(q.name), default=None)
+
+
 def split(check: str, params: dict, perf: dict) -> list[tuple[dict, dict]]:
     """One case of check, its parameters and performance values ({variable: value}), as
     one (parameters, {quantity: value}) per combination of swept values: the cases it

@@ -28,19 +28,17 @@ class Judged:
 
 
 def judged(case) -> list:
-    """The asserted variables of a case (those with a reference and a bound), judged."""
+    """The asserted variables of a case (those with a reference and a bound), judged: the
+    bounded side is the worse one (references.detectable_slowdown reads it the same way)."""
     out = []
     for quantity, p in case.perf.items():
-        if p.value is None or not p.ref or (p.lower is None and p.upper is None):
+        if p.value is None or not p.ref:
             continue
-        sides = []
-        if p.upper is not None:   # above the reference is worse: a time
-            sides.append((p.value / p.ref, 1 + p.upper))
-        if p.lower is not None and p.value > 0 and p.lower > -1:   # below is worse: a bandwidth
-            sides.append((p.ref / p.value, 1 / (1 + p.lower)))
-        if sides:
-            ratio, detectable = max(sides, key=lambda s: s[0] / s[1])
-            out.append(Judged(case, quantity, ratio, detectable))
+        detectable = references.detectable_slowdown([p.ref, p.lower, p.upper])
+        if detectable is None or (p.upper is None and p.value <= 0):
+            continue
+        ratio = p.value / p.ref if p.upper is not None else p.ref / p.value  # a time above, a bandwidth below
+        out.append(Judged(case, quantity, ratio, detectable))
     return out
 
 

@@ -10,7 +10,10 @@ import reframe as rfm
 import reframe.utility.typecheck as typ
 from reframe.core.builtins import parameter, run_after, variable
 
+from jitterbench import benchmarks
 from jitterbench.checks import PerCallCheck, listed
+
+RECORD = benchmarks.by_benchmark("alltoall")
 
 
 @rfm.simple_test
@@ -22,9 +25,9 @@ class AlltoallCheck(PerCallCheck):
     distribution = parameter(["block"], type=str, loggable=True)
     eager_limit = parameter(["default", "8192"], type=str, loggable=True)
     # both, one after the other in each run; -S methods=pairwise narrows them
-    methods = variable(typ.List[str], value=["pairwise", "alltoall"], loggable=True)
-    msg_sizes = [1024, 65536]
-    calls = 200  # the benchmark's own default, stated: `jitterbench plan` estimates from it
+    methods = variable(typ.List[str], value=RECORD.value("methods"), loggable=True)
+    msg_sizes = RECORD.value("msg_sizes")
+    calls = RECORD.value("calls")
 
     @run_after("setup")
     def options(self):

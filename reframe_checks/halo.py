@@ -11,7 +11,10 @@ import reframe as rfm
 import reframe.utility.typecheck as typ
 from reframe.core.builtins import parameter, run_after, variable
 
+from jitterbench import benchmarks
 from jitterbench.checks import TRANSPORT_VARIANTS, PerCallCheck, listed
+
+RECORD = benchmarks.by_benchmark("halo")
 
 
 @rfm.simple_test
@@ -24,10 +27,10 @@ class HaloCheck(PerCallCheck):
     distribution = parameter(["block"], type=str, loggable=True)
     placement = parameter(["row", "bunched"], type=str, loggable=True)
     # the study's four patterns, one after the other in each run; -S patterns=a,b narrows them
-    patterns = variable(typ.List[str], value=["two-phase", "irecv-isend", "isend-recv", "sendrecv"], loggable=True)
+    patterns = variable(typ.List[str], value=RECORD.value("patterns"), loggable=True)
     # the study's 4K and 40K exchanges
-    msg_sizes = [4096, 40960]
-    calls = 1000
+    msg_sizes = RECORD.value("msg_sizes")
+    calls = RECORD.value("calls")
 
     @run_after("setup")
     def options(self):

@@ -14,7 +14,10 @@ import reframe as rfm
 import reframe.utility.typecheck as typ
 from reframe.core.builtins import run_after, variable
 
+from jitterbench import benchmarks
 from jitterbench.checks import JitterbenchCheck, listed
+
+RECORD = benchmarks.by_benchmark("jacobi")
 
 
 
@@ -22,10 +25,10 @@ from jitterbench.checks import JitterbenchCheck, listed
 class JacobiCheck(JitterbenchCheck):
     descr = "Jacobi inverter: halo by Sendrecv or Waitall(8), compute and total, fastest of N trials"
     benchmark = "jacobi"
-    halos = variable(typ.List[str], value=["sendrecv", "waitall"], loggable=True)
-    points_per_task = variable(typ.List[int], value=[210, 252], loggable=True)  # x and y
-    trials = variable(int, value=30, loggable=True)
-    calls = 2000
+    halos = variable(typ.List[str], value=RECORD.value("halos"), loggable=True)
+    points_per_task = variable(typ.List[int], value=RECORD.value("points_per_task"), loggable=True)  # x and y
+    trials = variable(int, value=RECORD.value("trials"), loggable=True)
+    calls = RECORD.value("calls")
 
     @run_after("setup")
     def options(self):

@@ -14,7 +14,10 @@ import reframe as rfm
 import reframe.utility.sanity as sn
 from reframe.core.builtins import parameter, run_after, run_before, sanity_function, variable
 
+from jitterbench import benchmarks
 from jitterbench.checks import JitterbenchCheck, partition_scale
+
+RECORD = benchmarks.by_benchmark("noise")
 
 @rfm.simple_test
 class NoiseCheck(JitterbenchCheck):
@@ -25,7 +28,7 @@ class NoiseCheck(JitterbenchCheck):
     # no message is sent: neither the eager limit nor how ranks are dealt changes what is measured
     eager_limit = parameter(["default"], type=str, loggable=True)
     distribution = parameter(["block"], type=str, loggable=True)
-    duration = variable(float, value=5.0, loggable=True)
+    duration = variable(float, value=RECORD.value("duration"), loggable=True)
     # the node whose cores lost the most time to detours: node number and host
     worst_node = variable(str, value="", loggable=True)
     quick_variant = {**JitterbenchCheck.quick_variant, "tasks_per_node": partition_scale(

@@ -14,8 +14,10 @@ import reframe.utility.sanity as sn
 import reframe.utility.typecheck as typ
 from reframe.core.builtins import parameter, run_after, variable
 
-from jitterbench import sweeps
+from jitterbench import benchmarks, sweeps
 from jitterbench.checks import TRANSPORT_VARIANTS, JitterbenchCheck, listed
+
+RECORD = benchmarks.by_benchmark("pingpong")
 
 
 @rfm.simple_test
@@ -24,15 +26,15 @@ class PingPongCheck(JitterbenchCheck):
     valid_prog_environs = ["+mpi", *TRANSPORT_VARIANTS]
     benchmark = "pingpong"
     # swept in each run; -S modes=send, -S messages=1 narrow them
-    modes = variable(typ.List[str], value=["send", "isend", "ssend", "issend"], loggable=True)
-    messages = variable(typ.List[int], value=[1, 8], loggable=True)  # messages per direction and cycle
-    msg_sizes = [8, 4096, 65536]
+    modes = variable(typ.List[str], value=RECORD.value("modes"), loggable=True)
+    messages = variable(typ.List[int], value=RECORD.value("messages"), loggable=True)
+    msg_sizes = RECORD.value("msg_sizes")
     # what one run sweeps: the message size (Fig. 1), or a fixed total split into 1, 2, 4, 8
     # messages (Figs. 3-4), either side of the eager limits the eager_limit parameter sets
     sweep = parameter(["sizes", "totals"], type=str, loggable=True)
-    totals = variable(typ.List[int], value=[8192, 65536, 1048576], loggable=True)
+    totals = variable(typ.List[int], value=RECORD.value("totals"), loggable=True)
     split_into = [1, 2, 4, 8]
-    calls = 500  # the benchmark's own default, stated: `jitterbench plan` estimates from it
+    calls = RECORD.value("calls")
     quick_variant = {**JitterbenchCheck.quick_variant, "distribution": ["block", "cyclic"], "sweep": ["sizes"]}
 
     def fits(self, partition):

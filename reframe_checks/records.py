@@ -25,12 +25,14 @@ def record_options(self):
 
 
 def _made(record):
-    defaults = {p.name: list(p.values) for p in record.parameters if p.values is not None}
+    names = {p.name for p in record.parameters}
     return rfm.simple_test(make_test(record.check, (PerCallCheck,), {
         "descr": f"{record.study}: {record.about}",
         "benchmark": record.benchmark,
-        "words": builtins.variable(typ.List[str], value=defaults.get("words", []), loggable=True),
-        "msg_sizes": defaults.get("msg_sizes", [8, 65536]),
+        "words": builtins.variable(typ.List[str], value=record.value("words") if "words" in names else [],
+                                   loggable=True),
+        "msg_sizes": record.value("msg_sizes"),
+        **({"calls": record.value("calls")} if "calls" in names else {}),
     }, methods=[builtins.run_after("setup")(record_options)]))
 
 

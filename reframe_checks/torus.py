@@ -18,8 +18,11 @@ import reframe as rfm
 import reframe.utility.typecheck as typ
 from reframe.core.builtins import parameter, run_after, variable
 
+from jitterbench import benchmarks
 from jitterbench.benchmarks.torus import OWN_LINE
 from jitterbench.checks import PerCallCheck, listed
+
+RECORD = benchmarks.by_benchmark("torus")
 
 
 @rfm.simple_test
@@ -33,12 +36,12 @@ class TorusCheck(PerCallCheck):
     work = parameter([0, 262144], type=int, loggable=True)  # bytes per array of the vector add
     # with work: more array sizes measured in the same run (the JSON and the report hold them)
     # and the trials each measurement takes the fastest of (the study: at least 10)
-    work_sweep = variable(typ.List[int], value=[65536, 1048576], loggable=True)
-    trials = variable(int, value=10, loggable=True)
+    work_sweep = variable(typ.List[int], value=RECORD.value("work_sweep"), loggable=True)
+    trials = variable(int, value=RECORD.value("trials"), loggable=True)
     # the five patterns, one after the other in each run; -S patterns=a,b narrows them
-    patterns = variable(typ.List[str], value=["phases", "sendrecv", "isend", "issend", "ibsend"], loggable=True)
-    msg_sizes = [1024, 16384]
-    calls = 300
+    patterns = variable(typ.List[str], value=RECORD.value("patterns"), loggable=True)
+    msg_sizes = RECORD.value("msg_sizes")
+    calls = RECORD.value("calls")
     quick_variant = {**PerCallCheck.quick_variant, "ndims": [1]}
 
     @run_after("setup")

@@ -1,37 +1,36 @@
 """ReFrame configuration of jitterbench: `reframe -C systems/config.py ...`.
 
-Each system lives in a module of its own in this folder, defining SYSTEM (a
-ReFrame system entry) and ENVIRONMENTS (its programming environments).  This
-file merges them and adds what all systems share: modes, logging, storage.
-The first system whose hostnames match this machine is used unless --system
-names one; `local` matches any host, so it stays last.
+Each system lives in a module of its own, defining SYSTEM (a ReFrame system entry) and
+ENVIRONMENTS (its programming environments): sites/ holds those that run (local, the
+virtual cluster, every site `jitterbench site new` writes), papers/ the papers' machines.
+This file loads every module of both folders (jitterbench/site.py) and adds what all
+systems share: modes, logging, storage.  The first system whose hostnames match this
+machine is used unless --system names one; `local` matches any host, so it comes last
+(its FALLBACK), and says so when it is chosen that way.
 """
-import importlib.util
 import os
 import sys
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 REPO = os.path.dirname(HERE)
-sys.path.insert(0, REPO)  # the jitterbench package of this checkout
+# the jitterbench package of this checkout (ci/setup.sh installs it in .venv too).  Appended, not
+# inserted: ReFrame (4.10) loads this file inside utility.temp_sys_path, which then pops the entry
+# at the position where it appended its own, so an insert would shift it and drop site-packages,
+# and a check importing NumPy would be skipped
+if REPO not in sys.path:
+    sys.path.append(REPO)
 
 import jitterbench.benchmarks  # noqa: E402
 import jitterbench.launchers  # noqa: E402,F401  registers the jb-mpirun, poe, bgp-mpirun and yod launchers
+from jitterbench import site  # noqa: E402
 
-# the first whose hostnames match is used; local matches any.  The papers' machines
-# (hpce ... xt3) match no host: --system names them.
-SYSTEM_MODULES = ["vcluster", "torus", "hpce", "c1a", "hpcx", "sp2", "bgp", "xt3", "local"]
 OUTPUT = os.environ.get("JB_OUTPUT", os.path.join(REPO, "output"))
 os.makedirs(OUTPUT, exist_ok=True)
 
-
-def _load(name):
-    spec = importlib.util.spec_from_file_location(f"jitterbench_system_{name}", os.path.join(HERE, f"{name}.py"))
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
-
-
-_systems = [_load(name) for name in SYSTEM_MODULES]
+_systems = site.load_systems([os.path.join(HERE, "sites"), os.path.join(HERE, "papers")])
+_note = site.fallback_note(_systems)
+if _note:  # never silently: a site whose hostnames missed this host would run as `local`
+    print(_note, file=sys.stderr)
 for _m in _systems:  # every run's files under one folder, so runs never share a stage
     _m.SYSTEM.setdefault("stagedir", os.path.join(OUTPUT, "stage"))
     _m.SYSTEM.setdefault("outputdir", os.path.join(OUTPUT, "output"))
@@ -73,7 +72,9 @@ site_configuration = {
     # accept a machine, every reference required)
     "modes": [{"name": name, "target_systems": [m.SYSTEM["name"]], "options": _mode(m, name)}
               for m in _systems for name in ("quick", "acceptance", "papers")],
-    "general": [{"report_file": os.path.join(OUTPUT, "report.json"), "purge_environment": False}],
+    # the checks without -c too: `reframe -C systems/config.py --system NAME -l` lists them
+    "general": [{"report_file": os.path.join(OUTPUT, "report.json"), "purge_environment": False,
+                 "check_search_path": [os.path.join(REPO, "reframe_checks")]}],
     "storage": [{"enable": True, "sqlite_db_file": os.path.join(OUTPUT, "results.db")}],
     "logging": [{
         "handlers": [{"type": "stream", "name": "stdout", "level": "info", "format": "%(message)s"},

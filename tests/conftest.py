@@ -101,6 +101,25 @@ def run_pinned(m, np, cpu, argv, nice=0, timeout=120):
                           capture_output=True, text=True, timeout=timeout)
 
 
+# the tiers, as pyproject.toml registers them (--strict-markers refuses any other name), in the
+# order ci/test.sh runs them
+TIERS = ("unit", "mpi", "reframe", "vcluster", "pipeline", "fuzz", "spack")
+
+
+@pytest.hookimpl(tryfirst=True)  # before -m deselects: `pytest -m unit` checks every test too
+def pytest_collection_modifyitems(config, items):
+    """Every test carries exactly one tier marker, or nothing is collected: a test without one
+    would be run by no tier of ci/test.sh, and one with two by two."""
+    wrong = []
+    for item in items:
+        marked = [m.name for m in item.iter_markers() if m.name in TIERS]
+        if len(marked) != 1:
+            wrong.append(f"{item.nodeid}: {', '.join(marked) or 'none'}")
+    if wrong:
+        raise pytest.UsageError(f"{len(wrong)} test(s) lack exactly one tier marker ({', '.join(TIERS)}; "
+                                "pytestmark or @pytest.mark.<tier>):\n  " + "\n  ".join(wrong))
+
+
 @pytest.fixture(params=[m.name for m in mpis.ALL])
 def mpi(request):
     m = mpis.by_name(request.param)
@@ -121,3 +140,22 @@ def halo(mpi, tmp_path):
         return run_benchmark(mpi, np, list(args), json_path=tmp_path / f"halo{next(counter)}.json", **kw)
 
     return run
+
+
+def checkout_copy(root):
+    """A copy of this checkout's files as git tracks them (and new ones not ignored), committed
+    in a repository of its own, so that `git status` there shows what a run changed.  It has
+    neither .deps nor build/: the local system there finds Open MPI only."""
+    repo = Path(__file__).resolve().parents[1]
+    listed = subprocess.run(["git", "ls-files", "-co", "--exclude-standard", "-z"], cwd=repo, check=True,
+                            capture_output=True).stdout.decode().split("\0")
+    for name in filter(None, listed):
+        source = repo / name
+        if source.is_file() and not source.is_symlink():
+            (root / name).parent.mkdir(parents=True, exist_ok=True)
+            (root / name).write_bytes(source.read_bytes())
+            (root / name).chmod(source.stat().st_mode)
+    git = ["git", "-c", "user.name=test", "-c", "user.email=test@invalid", "-C", str(root)]
+    for args in (["init", "-q"], ["add", "-A"], ["commit", "-q", "-m", "copy"]):
+        subprocess.run([*git, *args], check=True, capture_output=True)
+    return root

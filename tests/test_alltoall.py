@@ -5,6 +5,8 @@ import pytest
 
 from conftest import assert_rejected, run_benchmark
 
+pytestmark = pytest.mark.mpi
+
 
 def alltoall(mpi, tmp_path, np, *args):
     run = run_benchmark(mpi, np, list(args), json_path=tmp_path / "a.json", benchmark="alltoall")

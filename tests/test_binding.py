@@ -8,6 +8,8 @@ import pytest
 
 from conftest import openmpi_with, run_benchmark, run_pinned
 
+pytestmark = pytest.mark.mpi
+
 ARGS = ["--pattern", "c", "--size", "64", "--calls", "20"]
 
 

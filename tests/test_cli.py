@@ -3,7 +3,11 @@ from __future__ import annotations
 
 import json
 
+import pytest
+
 from jitterbench import cli
+
+pytestmark = pytest.mark.unit
 
 
 def halo_doc(**result):

@@ -39,6 +39,7 @@ def fields(doc, *keys):
     return [tuple(r.get(k) for k in keys) for r in doc["results"]]
 
 
+@pytest.mark.mpi
 def test_every_pattern_on_a_ring_of_four_tasks(mpi, tmp_path):
     doc = contention(mpi, tmp_path, 4, "--dims", "4", "--size", "8")
     assert fields(doc, "pattern", "hops", "pairs", "idle", "partner", "shared_link", "k") == [
@@ -63,6 +64,7 @@ def test_every_pattern_on_a_ring_of_four_tasks(mpi, tmp_path):
     assert topology["source"].startswith("--dims 4")
 
 
+@pytest.mark.mpi
 def test_a_two_dimensional_shape_with_a_mesh_dimension(tmp_path):
     if not mpis.OPENMPI.available():
         pytest.skip("Open MPI is not installed")
@@ -78,6 +80,7 @@ def test_a_two_dimensional_shape_with_a_mesh_dimension(tmp_path):
     assert doc["config"]["topology"]["dims"] == "3(mesh)x2"
 
 
+@pytest.mark.mpi
 def test_a_topology_file_places_the_nodes(tmp_path):
     """One node here, named as MPI names it: a file placing it beside absent hosts."""
     if not mpis.OPENMPI.available():
@@ -103,6 +106,7 @@ def test_a_topology_file_places_the_nodes(tmp_path):
     (2, [], "needs at least 2 nodes (or --dims over the tasks), not 1"),
     (2, ["--topology", "/nonexistent/topo"], "--topology: cannot read '/nonexistent/topo'"),
 ])
+@pytest.mark.mpi
 def test_bad_input(tmp_path, np, args, message):
     if not mpis.OPENMPI.available():
         pytest.skip("Open MPI is not installed")
@@ -114,6 +118,7 @@ def test_bad_input(tmp_path, np, args, message):
     ("node1 0\n", "line 1: the 'dims' line must come first"),
     ("dims 4\nwrap maybe\n", "line 2: wrap 'maybe': 'maybe' is not yes or no"),
 ])
+@pytest.mark.mpi
 def test_a_malformed_topology_file_is_named_with_its_line(tmp_path, text, message):
     if not mpis.OPENMPI.available():
         pytest.skip("Open MPI is not installed")
@@ -123,6 +128,7 @@ def test_a_malformed_topology_file_is_named_with_its_line(tmp_path, text, messag
                     tmp_path)
 
 
+@pytest.mark.mpi
 def test_a_host_the_file_lacks_is_named(tmp_path):
     if not mpis.OPENMPI.available():
         pytest.skip("Open MPI is not installed")
@@ -132,6 +138,7 @@ def test_a_host_the_file_lacks_is_named(tmp_path):
                     f"host '{os.uname().nodename}' of this job is not in the file", "contention", tmp_path)
 
 
+@pytest.mark.unit
 def test_the_example_topologies_declare_their_shapes():
     examples = REPO / "systems" / "topologies"
     bgp = read_shape(examples / "bgp-midplane-8x8x8.txt")
@@ -145,6 +152,7 @@ def test_the_example_topologies_declare_their_shapes():
         assert len(hosts) == shape.dims[0] * shape.dims[1] * shape.dims[2]
 
 
+@pytest.mark.unit
 def test_read_shape_rejects_what_it_cannot_use(tmp_path):
     bad = tmp_path / "bad.txt"
     bad.write_text("wrap yes\n")
@@ -162,8 +170,8 @@ RATE_MBIT = 50
 
 
 def torus_system_env():
-    """The Open MPI environment of systems/torus.py, as srun needs it."""
-    spec = importlib.util.spec_from_file_location("torus_system", REPO / "systems" / "torus.py")
+    """The Open MPI environment of systems/sites/torus.py, as srun needs it."""
+    spec = importlib.util.spec_from_file_location("torus_system", REPO / "systems" / "sites" / "torus.py")
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
     return module.OVER_TORUS["openmpi"]
@@ -177,6 +185,7 @@ def ring(tmp_path_factory):
     yield from clusters.cluster(tmp_path_factory, "--torus", str(RING), "--link-rate", f"{RATE_MBIT}mbit")
 
 
+@pytest.mark.vcluster
 def test_the_ring_is_wired_as_its_topology_file_says(ring):
     state = Path(ring["JB_VCLUSTER_DIR"])
     lines = (state / "topology").read_text().splitlines()
@@ -194,6 +203,7 @@ def test_the_ring_is_wired_as_its_topology_file_says(ring):
     assert f"rate {RATE_MBIT}Mbit" in qdisc.stdout
 
 
+@pytest.mark.vcluster
 def test_a_bad_torus_is_refused(ring):
     bad = subprocess.run(["bash", str(VCLUSTER), "up", "--torus", "2y3"], env=ring, capture_output=True, text=True,
                          timeout=60)
@@ -206,7 +216,7 @@ def test_a_bad_torus_is_refused(ring):
 
 
 def srun_on_ring(ring, args):
-    """srun args on the ring under systems/torus.py's Open MPI environment.  A rank that dies
+    """srun args on the ring under systems/sites/torus.py's Open MPI environment.  A rank that dies
     ends the step at once (Open MPI 4.1.4 here now and then fails at start-up on one node, see
     docs/vcluster.md), and one retry."""
     env = dict(ring, **torus_system_env())
@@ -231,6 +241,7 @@ def ring_run(ring, tmp_path_factory):
     return {(r["pattern"], r["size"], r.get("k", r["hops"])): r for r in doc["results"]}
 
 
+@pytest.mark.vcluster
 def test_without_contention_a_large_message_takes_the_link_rate_whatever_the_hops(ring_run):
     """One pair at a time: links in series pipeline the message, so hops add only the
     forwarding of one packet per node (microseconds, within the noise of six ranks on two cores).
@@ -244,6 +255,7 @@ def test_without_contention_a_large_message_takes_the_link_rate_whatever_the_hop
     assert [ring_run[("hops", size, h)]["partner"] for size in (8, 65536) for h in (1, 2, 3)] == ["1", "2", "3"] * 2
 
 
+@pytest.mark.vcluster
 def test_with_contention_more_hops_cost_more_time(ring_run):
     """All tasks paired n hops apart along the ring: the busiest link carries n messages
     each way, so a large message takes about n times as long as alone."""
@@ -256,6 +268,7 @@ def test_with_contention_more_hops_cost_more_time(ring_run):
     assert [ring_run[("pairs", 65536, n)]["idle"] for n in (1, 2, 3)] == [0, 2, 0]
 
 
+@pytest.mark.vcluster
 def test_k_messages_sharing_a_link_each_get_a_kth_of_its_rate(ring_run):
     for k in (2, 3):
         r = ring_run[("link", 65536, k)]
@@ -263,6 +276,7 @@ def test_k_messages_sharing_a_link_each_get_a_kth_of_its_rate(ring_run):
         assert 0.75 * k < r["slowdown"] < 1.25 * k, (k, r["slowdown"])
 
 
+@pytest.mark.vcluster
 def test_known_answer_a_second_link_rate_is_predicted_from_a_run_at_the_first(ring, tmp_path):
     """Paper 004's method, `jitterbench simulate profile`, checked: jb-torus's messages alone on two
     neighbours of the ring (a task's two messages cross one link one after the other, as the model
@@ -308,6 +322,7 @@ def test_known_answer_a_second_link_rate_is_predicted_from_a_run_at_the_first(ri
         print(f"{size} B: predicted {predicted:.0f} us, measured {measured[size]:.0f} us (+-{margin:.0f})")
 
 
+@pytest.mark.vcluster
 def test_the_papers_mode_on_the_torus_and_the_check_against_its_references(ring, tmp_path):
     """The papers mode on the emulated torus: Bhatele and Kale's finding (64 KiB shared by 2 and 3
     pairs, each slowed as many times) and Hague's bunching on two of the ring's nodes, 16 tasks

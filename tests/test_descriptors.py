@@ -15,8 +15,6 @@ from jitterbench import mpi as mpis
 from jitterbench import findings
 
 REPO = Path(__file__).resolve().parents[1]
-# descriptors ahead of their check (another change adds it): the name, and why
-PENDING_CHECKS = {}
 
 
 def check_classes():
@@ -33,6 +31,7 @@ def check_classes():
     return classes
 
 
+@pytest.mark.unit
 def test_every_check_of_a_jb_binary_has_a_descriptor_and_back():
     classes = check_classes()
     # those that run jb-<benchmark>, but the papers mode's findings: one descriptor holds them all
@@ -44,19 +43,18 @@ def test_every_check_of_a_jb_binary_has_a_descriptor_and_back():
         assert described.benchmark == bench, name
     assert set(findings.FINDINGS) <= set(classes)
     for d in benchmarks.ALL:
-        if d.check in PENDING_CHECKS:
-            assert d.check not in classes, f"{d.check} now exists: take it out of PENDING_CHECKS"
-            continue
         assert d.check in classes, f"the descriptor of {d.check} names no class under reframe_checks/"
         assert classes[d.check] == d.benchmark or (d.benchmark is None and classes[d.check] is None), d.check
 
 
+@pytest.mark.unit
 def test_every_c_benchmark_has_a_descriptor_and_back():
     folders = {p.parent.name for p in (REPO / "src").glob("*/main.c")}
     assert {"halo", "noise"} <= folders
     assert folders == {d.benchmark for d in benchmarks.ALL if d.benchmark}
 
 
+@pytest.mark.unit
 def test_names_and_figures_are_each_one_descriptors():
     assert len({d.check for d in benchmarks.ALL}) == len(benchmarks.ALL)
     names = [make.__name__ for make in figures.every()]
@@ -115,6 +113,7 @@ DOCUMENTS = {
 }
 
 
+@pytest.mark.unit
 @pytest.mark.parametrize("benchmark", sorted(DOCUMENTS))
 def test_a_document_becomes_the_cases_its_check_names(benchmark):
     results, expected = DOCUMENTS[benchmark]
@@ -125,6 +124,7 @@ def test_a_document_becomes_the_cases_its_check_names(benchmark):
     assert all(c.environ == "Open MPI v4.1.4" and c.documents == [doc] for c in cases)
 
 
+@pytest.mark.unit
 def test_a_result_without_a_field_its_descriptor_reads_is_one_error():
     doc = {"benchmark": "halo", "config": {}, "metadata": META, "results": [{"pattern": "sendrecv"}]}
     with pytest.raises(runs.RunsError, match="doc.json: a result of jb-halo lacks the field placement"):
@@ -148,6 +148,7 @@ def documents(tmp_path_factory):
     return paths
 
 
+@pytest.mark.mpi
 def test_summarize_prints_a_row_for_each_result_of_each_benchmark(documents, capsys):
     assert cli.main(["summarize", *map(str, documents.values())]) == 0
     tables = capsys.readouterr().out.split("\n\n")
@@ -160,6 +161,7 @@ def test_summarize_prints_a_row_for_each_result_of_each_benchmark(documents, cap
         assert all(line.startswith("Open MPI") for line in lines[2:]), table
 
 
+@pytest.mark.mpi
 def test_every_real_document_reads_as_its_checks_cases(documents):
     col = runs.collect([str(p) for p in documents.values()], progress=False)
     for bench in documents:
@@ -169,6 +171,7 @@ def test_every_real_document_reads_as_its_checks_cases(documents):
         assert all(c.perf and c.params["nodes"] == 1 for c in cases), bench
 
 
+@pytest.mark.mpi
 def test_every_result_of_a_real_document_holds_what_its_record_declares_and_nothing_else(documents):
     for bench, path in documents.items():
         record = benchmarks.by_benchmark(bench)
@@ -182,6 +185,7 @@ def string_constants(tree):
     return {n.value for n in ast.walk(tree) if isinstance(n, ast.Constant) and isinstance(n.value, str)}
 
 
+@pytest.mark.unit
 def test_the_modules_that_iterate_over_descriptors_name_no_benchmark():
     names = {d.check for d in benchmarks.ALL} | {d.benchmark for d in benchmarks.ALL if d.benchmark}
     package = REPO / "jitterbench"

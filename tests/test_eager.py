@@ -5,6 +5,8 @@ import pytest
 
 from conftest import assert_rejected, run_benchmark
 
+pytestmark = pytest.mark.mpi
+
 # bytes of the limit each MPI keeps for its header on shared memory, as probed
 HEADER = {"openmpi": 56}
 

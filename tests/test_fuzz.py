@@ -21,6 +21,7 @@ def asan_build():
     return fz.require_sanitized_build()
 
 
+@pytest.mark.fuzz
 def test_fuzz(asan_build, tmp_path):
     s = fz.fuzz(asan_build, SEED, EXECUTIONS, SECONDS, WORKERS, tmp=tmp_path)
     print(s.text(most=5))
@@ -30,6 +31,7 @@ def test_fuzz(asan_build, tmp_path):
     assert not s.failures, s.text()
 
 
+@pytest.mark.fuzz
 def test_the_driver_knows_every_documented_option(asan_build):
     """Each option --help names is in the getopt_long table the driver reads."""
     for benchmark in fz.benchmarks():
@@ -58,6 +60,7 @@ def judged(stderr="", returncode=2, stdout="", argv=("--calls", "2"), may_run_lo
     (dict(returncode=None, may_run_long=True, stderr=""), "failure"),  # --timeout should have ended it
     (dict(stderr="jb-halo: error: --timeout 10 s passed in set-up after 0 timed call(s)\n", may_run_long=True), "long"),
 ])
+@pytest.mark.unit
 def test_judge_accepts(tmp_path, kw, outcome):
     assert judged(tmp_path=tmp_path, **kw)[0] == outcome
 
@@ -79,16 +82,19 @@ def test_judge_accepts(tmp_path, kw, outcome):
     (dict(stderr="jb-halo: error: unknown option '--series' (see --help)\n", argv=("--series",)), "names"),
     (dict(stderr="jb-halo: error: --timeout 10 s passed in set-up after 0 timed call(s)\n"), "--timeout"),
 ])
+@pytest.mark.unit
 def test_judge_finds(tmp_path, kw, problem):
     outcome, found = judged(tmp_path=tmp_path, **kw)
     assert outcome == "failure" and problem in found, found
 
 
+@pytest.mark.unit
 def test_judge_finds_an_output_left_by_a_refused_run(tmp_path):
     (tmp_path / "ok.json.tmp.123").write_text("{")
     assert "left temporary files" in judged(tmp_path=tmp_path, stderr="jb-halo: error: x\n")[1]
 
 
+@pytest.mark.unit
 def test_cases_are_the_same_for_a_seed(tmp_path):
     first = fz.Fuzzer(7, fz.Fixtures(tmp_path), {}, fz.benchmarks())
     again = fz.Fuzzer(7, first.fixtures, {}, fz.benchmarks())
@@ -97,6 +103,7 @@ def test_cases_are_the_same_for_a_seed(tmp_path):
     assert [first.case(i).key() for i in range(50)] != [other.case(i).key() for i in range(50)]
 
 
+@pytest.mark.unit
 def test_a_killed_run_takes_its_children_along(tmp_path):
     pidfile = tmp_path / "child"
     res = fz.execute(["sh", "-c", f"sleep 60 & echo $! > {pidfile}; wait"], {}, 1)
@@ -113,5 +120,6 @@ def test_a_killed_run_takes_its_children_along(tmp_path):
     (["--", "--json", "a"], None),
     (["--json"], None),
 ])
+@pytest.mark.unit
 def test_the_driver_reads_the_last_value_as_getopt_does(args, value):
     assert fz.last_value(args, "json", OPTIONS) == value

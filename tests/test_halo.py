@@ -9,6 +9,8 @@ import pytest
 
 from conftest import assert_rejected, run_benchmark
 
+pytestmark = pytest.mark.mpi
+
 PATTERNS = ["two-phase", "irecv-isend", "isend-recv", "sendrecv"]
 
 

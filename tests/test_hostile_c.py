@@ -13,6 +13,8 @@ import pytest
 import fuzz_benchmarks as fz
 from conftest import run_benchmark
 
+pytestmark = pytest.mark.fuzz
+
 ASAN = fz.sanitized_mpi()
 
 # (benchmark, ranks, options, what the one error line must hold); {tmp} is the test's

@@ -8,6 +8,8 @@ import pytest
 
 from conftest import assert_rejected, run_benchmark
 
+pytestmark = pytest.mark.mpi
+
 
 def jacobi(mpi, tmp_path, np, *args):
     run = run_benchmark(mpi, np, list(args), json_path=tmp_path / f"j{np}.json", benchmark="jacobi")

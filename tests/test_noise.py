@@ -11,6 +11,8 @@ import pytest
 from conftest import openmpi_with, run_benchmark, run_pinned
 from jitterbench.simulate import load_interrupt_trace
 
+pytestmark = pytest.mark.mpi
+
 # The interrupter: every PERIOD it wakes and keeps the core busy for BUSY.  Pinned to the
 # probe's core, the probe loses the core for about BUSY once per PERIOD.
 INTERRUPTER = """

@@ -42,6 +42,7 @@ def predict(tmp_path, halo_json, trace, tasks):
     return {p["tasks"]: p for p in json.loads(out.read_text())["predictions"]}
 
 
+@pytest.mark.unit
 def test_a_trace_worked_out_by_hand(tmp_path, capsys):
     # One detour of 50 us every 1000 us: a task runs 950 us of each 1000, and a call of 10 us that
     # starts at a random instant of those meets the detour with probability p = 10/950. Some task
@@ -68,6 +69,7 @@ def test_a_trace_worked_out_by_hand(tmp_path, capsys):
     capsys.readouterr()
 
 
+@pytest.mark.unit
 def test_a_bad_trace_is_one_line(tmp_path, capsys):
     trace = tmp_path / "trace.txt"
     trace.write_text("# length_us 1000\n100 50\nlater 3\n")
@@ -98,6 +100,7 @@ def pinned(m, cpu, argv):
     assert run.returncode == 0, run.stderr
 
 
+@pytest.mark.mpi
 def test_the_share_of_calls_a_traced_interrupter_slows_is_predicted(openmpi, tmp_path):
     cpu = sorted(os.sched_getaffinity(0))[-1]
     halo = [openmpi.binary("halo"), "--pattern", "c", "--size", CALL_SIZE, "--calls", CALLS, "--series"]

@@ -7,6 +7,8 @@ import pytest
 
 from jitterbench import osu
 
+pytestmark = pytest.mark.unit
+
 FIXTURES = Path(__file__).resolve().parents[2] / "shared" / "fixtures" / "osu-7.4"
 
 

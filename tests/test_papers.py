@@ -1,5 +1,5 @@
 """The papers' machines: what each paper states (reference_data/<system>.yaml, `stated`)
-and their ReFrame systems (systems/hpce.py ... xt3.py), launchers and references."""
+and their ReFrame systems (systems/papers/hpce.py ... xt3.py), launchers and references."""
 from __future__ import annotations
 
 import importlib.util
@@ -55,11 +55,13 @@ def by_metric(system, metric):
     return [e for e in stated(system).values() if e.get("metric") == metric]
 
 
+@pytest.mark.unit
 @pytest.mark.parametrize("path", sorted(REFERENCE_DIR.glob("*.yaml")), ids=lambda p: p.stem)
 def test_every_reference_file_loads(path):
     assert references.load(path)["provenance"]["system"] == path.stem
 
 
+@pytest.mark.unit
 def test_every_paper_file_says_where_its_paper_states_each_value():
     paper_files = {p.stem for p in REFERENCE_DIR.glob("*.yaml")
                    if references.load(p)["provenance"]["source"] == "paper"}
@@ -73,6 +75,7 @@ def test_every_paper_file_says_where_its_paper_states_each_value():
             assert {e["where"].split(",")[0] for e in entries} == {paper}, system
 
 
+@pytest.mark.unit
 @pytest.mark.skipif(not PAPER_DIR.is_dir(), reason=f"the papers are not at {PAPER_DIR}")
 def test_every_stated_value_is_in_its_paper():
     """Copied, not invented: each number appears in the text its entry names, as digits
@@ -92,6 +95,7 @@ def test_every_stated_value_is_in_its_paper():
                 assert any(re.search(f, text, re.IGNORECASE) for f in forms), (system, entry["id"], value)
 
 
+@pytest.mark.unit
 def test_key_values_are_the_papers():
     throughput = {e["at"]["tasks"]: e["value"] for e in by_metric("sp2", "alltoall_throughput")}
     assert throughput == {2: 40.991, 4: 40.928, 8: 40.533, 16: 39.436, 32: 38.970}
@@ -115,6 +119,7 @@ def test_key_values_are_the_papers():
         assert off_node == {"row": 32, "bunched": 16}
 
 
+@pytest.mark.unit
 def test_values_the_text_gives_only_in_figures_are_null_and_say_so():
     for system in ("hpce", "c1a"):
         figures = [e for e in stated(system).values() if e["value"] is None]
@@ -123,6 +128,7 @@ def test_values_the_text_gives_only_in_figures_are_null_and_say_so():
     assert stated("c1a")["p6-40k-max-avg"]["value"] is None
 
 
+@pytest.mark.unit
 def test_sp2_reframe_references_are_table_1():
     doc = references.load(REFERENCE_DIR / "sp2.yaml")
     entry = doc["AlltoallCheck"]
@@ -148,6 +154,7 @@ def site_configuration(tmp_path_factory):
     return config.site_configuration
 
 
+@pytest.mark.unit
 @pytest.mark.parametrize("name", SYSTEMS)
 def test_each_paper_system_is_configured_as_the_paper_states(site_configuration, name):
     cores, launcher, network, eager_var = SYSTEMS[name]
@@ -167,6 +174,7 @@ def test_each_paper_system_is_configured_as_the_paper_states(site_configuration,
         assert extras["max_nodes"] == math.prod(read_shape(extras["topology"]).dims)
 
 
+@pytest.mark.unit
 def test_node_counts_are_the_papers_and_local_stays_last(site_configuration):
     assert site_configuration["systems"][-1]["name"] == "local"  # it matches any host
     nodes = {s["name"]: s["partitions"][0]["extras"]["max_nodes"] for s in site_configuration["systems"]}
@@ -183,6 +191,7 @@ def launch(name, tasks, per_node):
     return getlauncher(name)().command(SimpleNamespace(num_tasks=tasks, num_tasks_per_node=per_node))
 
 
+@pytest.mark.unit
 def test_launchers_put_the_jobs_shape_where_each_launcher_takes_it():
     assert launch("poe", 32, 16) == ["MP_PROCS=32", "MP_NODES=2", "MP_TASKS_PER_NODE=16", "poe"]
     assert launch("bgp-mpirun", 2048, 4) == ["mpirun", "-np", "2048", "-mode", "VN", "-env_all"]
@@ -207,6 +216,7 @@ def dry_run(tmp_path, system, *args, references_dir=REFERENCE_DIR):
     return scripts, cases
 
 
+@pytest.mark.reframe
 def test_hpcx_job_sets_mp_eager_limit_and_launches_with_poe(tmp_path):
     scripts, cases = dry_run(
         tmp_path, "hpcx", "-c", "reframe_checks/halo.py", "-c", "reframe_checks/eager.py", "-n", "HaloCheck|EagerCheck",
@@ -223,6 +233,7 @@ def test_hpcx_job_sets_mp_eager_limit_and_launches_with_poe(tmp_path):
     assert set(eager["perfvalues"]) == {"hpcx:switch2:eager_limit_shm", "hpcx:switch2:eager_limit_switch"}
 
 
+@pytest.mark.reframe
 def test_an_eager_limit_is_set_on_the_fabrics_the_job_crosses_only(tmp_path):
     """The XT3's MPT declares no shared-memory eager variable: one task a node crosses only the
     torus, so the case runs and sets the torus's variable; two a node would cross shared memory too,
@@ -236,6 +247,7 @@ def test_an_eager_limit_is_set_on_the_fabrics_the_job_crosses_only(tmp_path):
     assert "export MPICH_MAX_SHORT_MSG_SIZE=65536" in script and script[-1].startswith("yod -np 2 ")
 
 
+@pytest.mark.reframe
 def test_sp2_references_reach_reframe_as_table_1(tmp_path):
     """Its quick mode: Table 1's pairwise all-to-all of 1 MB on 2 to 32 processors, one a node."""
     scripts, cases = dry_run(tmp_path, "sp2", "--mode", "quick")

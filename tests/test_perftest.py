@@ -36,6 +36,7 @@ SIZES = [2 ** k for k in range(1, 24)]  # -a: 2 bytes to 8 MiB
     ("ib_read_lat-mlx4_0.txt", "RDMA_Read Latency Test", 20000),
     ("ib_write_bw-mlx4_0.txt", "RDMA_Write BW Test", 50000),
 ])
+@pytest.mark.unit
 def test_real_output_reads_as_its_test_settings_and_every_size(name, test, iterations):
     result = perftest.parse(fixture(name))
     assert result["test"] == test
@@ -45,6 +46,7 @@ def test_real_output_reads_as_its_test_settings_and_every_size(name, test, itera
     assert result["settings"]["Data ex. method"] == "Ethernet"
 
 
+@pytest.mark.unit
 def test_latency_rows_hold_every_column_and_warnings_between_them_are_passed_over():
     text = fixture("ib_send_lat-mlx4_0.txt")
     assert text.count("Conflicting CPU frequency values detected") == 45
@@ -58,6 +60,7 @@ def test_latency_rows_hold_every_column_and_warnings_between_them_are_passed_ove
     assert perftest.value_at(fixture("ib_read_lat-mlx4_0.txt"), "p99_us", 65536) == 22.43
 
 
+@pytest.mark.unit
 def test_bandwidth_of_real_output_in_mb_s():
     text = fixture("ib_write_bw-mlx4_0.txt")
     # 3658.48 'MB/sec' at 64 KiB as printed, perftest's MB being 2^20 bytes; in 10^6-byte MB/s beside OSU's
@@ -77,11 +80,13 @@ def test_bandwidth_of_real_output_in_mb_s():
     (" #bytes #iterations    t_min[usec]\n 2       1000          nan?\n", "not a number"),
     (" #bytes #iterations    t_min[usec]\n 2  1000  1.0\n #bytes #iterations    t_min[usec]\n", "a second table header"),
 ])
+@pytest.mark.unit
 def test_output_that_is_not_one_table_is_one_error(text, message):
     with pytest.raises(perftest.PerftestParseError, match=message):
         perftest.parse(text)
 
 
+@pytest.mark.unit
 def test_column_titles_become_keys_with_their_units():
     assert [perftest.column_key(t) for t in ("#bytes", "t_typical[usec]", "99% percentile[usec]",
                                              "99.9% percentile[usec]", "BW average[MiB/sec]",
@@ -89,6 +94,7 @@ def test_column_titles_become_keys_with_their_units():
         "bytes", "t_typical_us", "p99_us", "p999_us", "bw_average_mib_s", "bw_peak_gb_s", "msg_rate_mpps"]
 
 
+@pytest.mark.unit
 @pytest.mark.parametrize("unit,factor", [("MiB/sec", 1.048576), ("MB/sec", 1.048576), ("Gb/sec", 125.0)])
 def test_bandwidth_is_given_in_mb_s_whatever_unit_perftest_printed(unit, factor):
     text = (f" #bytes     #iterations    BW peak[{unit}]    BW average[{unit}]   MsgRate[Mpps]\n"
@@ -104,6 +110,7 @@ needs_perftest = pytest.mark.skipif(shutil.which("ib_send_lat") is None,
                                     reason="perftest is not installed (ci/setup.sh installs Debian's perftest)")
 
 
+@pytest.mark.unit
 @needs_perftest
 def test_pair_without_an_adapter_fails_with_perftest_s_own_error_and_leaves_no_server(tmp_path):
     start = time.monotonic()
@@ -135,6 +142,7 @@ def run_checks(tmp_path, *args, env=None):
     return proc, cases
 
 
+@pytest.mark.reframe
 @needs_perftest
 def test_a_partition_without_adapters_skips_and_one_whose_adapter_is_missing_fails_with_perftest_s_words(tmp_path):
     proc, cases = run_checks(tmp_path, "-n", "PerftestCheck%benchmark=ib_send_lat")
@@ -152,6 +160,7 @@ def test_a_partition_without_adapters_skips_and_one_whose_adapter_is_missing_fai
     assert any(" -d mlx5_1 -i 1" in c for c in commands), commands
 
 
+@pytest.mark.reframe
 def test_perftest_not_found_is_a_skip_naming_where_it_was_looked_for(tmp_path):
     empty = tmp_path / "prefix"
     (empty / "bin").mkdir(parents=True)
@@ -161,6 +170,7 @@ def test_perftest_not_found_is_a_skip_naming_where_it_was_looked_for(tmp_path):
     assert f"perftest not found: no ib_write_bw in {empty / 'bin'}" in proc.stdout
 
 
+@pytest.mark.reframe
 @needs_perftest
 def test_the_spack_view_s_perftest_comes_before_path(tmp_path):
     view = tmp_path / "views" / "rdma" / "bin"

@@ -5,6 +5,8 @@ import pytest
 
 from conftest import assert_rejected, run_benchmark
 
+pytestmark = pytest.mark.mpi
+
 MODES = ["send", "isend", "ssend", "issend"]
 
 

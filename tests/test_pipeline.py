@@ -27,6 +27,7 @@ GITLAB_CI_LOCAL = REPO / ".deps" / "gitlab-ci-local" / "node_modules" / ".bin" /
 QUICK_CHECKS = {"HaloCheck", "PingPongCheck", "TorusCheck", "AlltoallCheck", "EagerCheck"}
 
 pytestmark = [
+    pytest.mark.pipeline,
     pytest.mark.skipif(not GITLAB_CI_LOCAL.exists(), reason=f"gitlab-ci-local is not installed ({GITLAB_CI_LOCAL}; "
                                                             "ci/test.sh installs it with npm)"),
     pytest.mark.skipif(not mpis.built(), reason="no MPI is installed: run ci/setup.sh first"),

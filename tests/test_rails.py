@@ -16,7 +16,7 @@ from clusters import REPO, VCLUSTER, report_cases, run_env
 from conftest import install_prefix
 from jitterbench import mpi as mpis
 
-pytestmark = pytest.mark.skipif(clusters.why_not() is not None, reason=clusters.why_not() or "")
+pytestmark = [pytest.mark.vcluster, pytest.mark.skipif(clusters.why_not() is not None, reason=clusters.why_not() or "")]
 
 
 @pytest.fixture(scope="module")

@@ -2,11 +2,17 @@
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
+import numpy as np
 import pytest
 import yaml
 
-from jitterbench import cli, references
+from jitterbench import bounds, cli, references, runs
+
+REPO = Path(__file__).resolve().parents[1]
+
+pytestmark = pytest.mark.unit
 
 PROVENANCE = {"system": "local", "source": "measured", "measured_by": "test", "date": "2026-11-22",
               "method": "by hand"}
@@ -89,38 +95,147 @@ def test_malformed_stated_entries_name_the_entry(tmp_path, doc, message):
     assert message in text and "\n" not in text and text.startswith(str(tmp_path / "sp2.yaml"))
 
 
-def report(tmp_path, name, values, system="local"):
-    """A ReFrame run report with one HaloCheck variant per (pattern, max) value."""
+def report(tmp_path, name, values, system="local", calls=100, uuid=None, quiet=False):
+    """A ReFrame run report with one HaloCheck variant per (pattern, max) value under openmpi, and
+    where quiet the same variants under mpich with the same value in every run (7.0)."""
     cases = [{
         "display_name": f"HaloCheck %nodes=1 %pattern={pattern}", "nodes": 1, "pattern": pattern,
-        "system": system, "partition": "default", "environ": "openmpi", "result": "pass", "fixture": False,
+        "system": system, "partition": "default", "environ": environ, "result": "pass", "fixture": False,
+        "calls": calls, "mpi_library": "Open MPI v4.1.4",
         "perfvalues": {f"{system}:default:max": [v, 0, None, None, "us", "pass"],
+                       f"{system}:default:p99": [3 * v, 0, None, None, "us", "pass"],
                        f"{system}:default:jitter": [1.5, 0, None, None, "MAX/AVG", "pass"]},
-    } for pattern, v in values]
-    doc = {"session_info": {"version": "4.10.4", "time_start_unix": 1795323075, "cmdline": "reframe -r"},
+    } for environ, pairs in (("openmpi", values), ("mpich", [(p, 7.0) for p, _ in values] if quiet else []))
+        for pattern, v in pairs]
+    doc = {"session_info": {"version": "4.10.4", "time_start_unix": 1795323075, "uuid": uuid or name,
+                            "hostname": "vm", "cmdline": "/work/main/.venv/bin/reframe -C systems/config.py "
+                                                         "--mode quick -r"},
            "runs": [{"testcases": cases}]}
     path = tmp_path / name
     path.write_text(json.dumps(doc))
     return path
 
 
-def test_reference_from_repeats_takes_the_median_and_the_spread(tmp_path):
-    runs = [report(tmp_path, f"r{i}.json", [("sendrecv", v)]) for i, v in enumerate([10.0, 12.0, 20.0])]
-    doc = references.build(runs, "local", "tester", min_slack=0.5, spread_factor=2.0)
-    leaf = doc["HaloCheck"]["local:default"]["openmpi"][1]["sendrecv"]
+MAXIMA = [10.0, 12.0, 20.0, 11.0, 10.5]
+
+
+def repeats(tmp_path, values=MAXIMA, **kw):  # five runs of two patterns
+    return [report(tmp_path, f"r{i}.json", [("sendrecv", v), ("isend-recv", v / 2)], **kw)
+            for i, v in enumerate(values)]
+
+
+def test_a_reference_bounds_the_worse_side_at_the_groups_detectable_slowdown(tmp_path):
+    doc = references.build(repeats(tmp_path), "local", "tester", max_detectable=100)
+    leaf = doc["HaloCheck"]["local:default"]["openmpi"][1]
     assert doc["HaloCheck"]["$index"] == ["$partition", "$environ", "nodes", "pattern"]
-    assert leaf["max"] == [12.0, None, round(2 * (20 / 12 - 1), 3), "us"]  # a time: bounded above only
-    assert leaf["jitter"] == [1.5, None, 0.5, "MAX/AVG"]                    # no spread: the slack
+    # one group (HaloCheck, openmpi): the 20 leave-one-out scores of max and jitter of both patterns
+    # (p99 over 100 calls is not asserted), at rate 0.01 over those 4 asserted variables
+    logs = np.log([MAXIMA, [v / 2 for v in MAXIMA], [1.5] * 5, [1.5] * 5])
+    mds = np.exp(bounds.threshold(bounds.loo_scores(logs), 0.01 / 4))
+    value, lower, upper, unit = leaf["sendrecv"]["max"]
+    assert (value, lower, unit) == (11.0, None, "us") and upper == pytest.approx(mds - 1, abs=1e-4)
+    assert references.detectable_slowdown(leaf["sendrecv"]["max"]) == pytest.approx(mds, abs=1e-4)
+    assert leaf["isend-recv"]["max"][2] == leaf["sendrecv"]["jitter"][2] == upper   # one slowdown for the group
+    assert leaf["sendrecv"]["jitter"][:2] == [1.5, None]
+    assert leaf["sendrecv"]["p99"][1:] == [None, None, "us"]           # 100 calls hold no p99
     prov = doc["provenance"]
-    assert prov["date"] == "2026-11-22" and prov["measured_by"] == "tester" and "3 ReFrame run report" in prov["method"]
+    assert (prov["repeats"], prov["false_alarm_rate"], prov["asserted"]) == (5, 0.01, 4)
+    assert prov["modes"] == ["quick"] and prov["calls"] == [100] and prov["mpis"] == ["Open MPI v4.1.4"]
+    assert "/work" not in references.dump(doc) and prov["commands"] == ["reframe -C systems/config.py --mode quick -r"]
+
+
+def test_a_variable_too_noisy_for_the_limit_is_left_unbounded_and_listed(tmp_path):
+    doc = references.build(repeats(tmp_path, calls=300, quiet=True), "local", "tester", max_detectable=1.5)
+    noisy, quiet = (doc["HaloCheck"]["local:default"][env][1]["sendrecv"] for env in ("openmpi", "mpich"))
+    assert noisy["max"][1:3] == noisy["jitter"][1:3] == [None, None]      # the group of openmpi: too noisy
+    assert quiet["max"] == [7.0, None, 0.0, "us"]                          # mpich's: the same value every run
+    listed = {(e["at"][1], e["variable"]) for e in doc["not_assertable"]}
+    assert listed == {("openmpi", v) for v in ("max", "p99", "jitter")}
+    listed = {e["variable"]: e for e in doc["not_assertable"]}
+    assert listed["max"]["detectable_slowdown"] > 1.5
+    assert listed["max"]["at"] == ["local:default", "openmpi", 1, "sendrecv"] and "noise" in listed["max"]["reason"]
+    assert references.loads(references.dump(doc), "local.yaml")["not_assertable"] == doc["not_assertable"]
+    # report and compare read such a file as cases of its checks, the list aside
+    path = tmp_path / "local.yaml"
+    path.write_text(references.dump(doc))
+    cases = runs.collect([str(path)], progress=False).cases
+    assert {c.check for c in cases} == {"HaloCheck"} and len(cases) == 4   # 2 environments, 2 patterns
+
+
+@pytest.mark.parametrize("make,message", [
+    (lambda t: repeats(t)[:4], "4 run report(s) given: a bound needs at least 5 repeats"),
+    (lambda t: repeats(t)[:4] + repeats(t)[:1], "the same run as"),
+    (lambda t: repeats(t, uuid="same"), "same session uuid"),
+])
+def test_fewer_than_five_distinct_runs_are_refused(tmp_path, capsys, make, message):
+    out = tmp_path / "local.yaml"
+    assert cli.main(["reference", *map(str, make(tmp_path)), "--system", "local", "-o", str(out)]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and message in err[0] and not out.exists()
+
+
+@pytest.mark.parametrize("option,message", [
+    (["--false-alarm-rate", "-0.01"], "the false-alarm rate must be between 0 and 1, got -0.01"),
+    (["--false-alarm-rate", "1"], "the false-alarm rate must be between 0 and 1, got 1.0"),
+    (["--false-alarm-rate", "nan"], "'nan' is not a finite number"),
+    (["--max-detectable", "inf"], "'inf' is not a finite number"),
+    (["--max-detectable", "0.5"], "the largest detectable slowdown must be above 1, got 0.5"),
+    (["--min-slack", "0.5"], "unrecognized arguments: --min-slack"),   # no hand floor any more
+])
+def test_a_bad_option_is_refused_in_one_line(tmp_path, capsys, option, message):
+    out = tmp_path / "local.yaml"
+    argv = ["reference", *map(str, repeats(tmp_path)), "--system", "local", "-o", str(out), *option]
+    try:
+        status = cli.main(argv)
+    except SystemExit as e:  # argparse: its usage, then one line naming the problem
+        status = e.code
+    assert status == 2 and message in capsys.readouterr().err.strip().splitlines()[-1] and not out.exists()
 
 
 def test_reference_command_writes_a_loadable_file(tmp_path, capsys):
-    run = report(tmp_path, "r.json", [("sendrecv", 10.0), ("isend-recv", 8.0)])
     out = tmp_path / "local.yaml"
-    assert cli.main(["reference", str(run), "--system", "local", "-o", str(out)]) == 0
+    assert cli.main(["reference", *map(str, repeats(tmp_path)), "--system", "local", "-o", str(out)]) == 0
     doc = references.load(out)
-    assert doc["HaloCheck"]["local:default"]["openmpi"][1]["isend-recv"]["max"][0] == 8.0
-    assert cli.main(["reference", str(run), "--system", "vcluster", "-o", str(tmp_path / "v.yaml")]) == 2
+    assert doc["HaloCheck"]["local:default"]["openmpi"][1]["isend-recv"]["max"][0] == 5.5
+    assert "4 variable(s) asserted" in capsys.readouterr().out
+    assert cli.main(["reference", *map(str, repeats(tmp_path)), "--system", "vcluster",
+                     "-o", str(tmp_path / "v.yaml")]) == 2
     assert "no performance values for system 'vcluster'" in capsys.readouterr().err
     assert not (tmp_path / "v.yaml").exists()
+
+
+@pytest.mark.parametrize("entry,message", [
+    ({"check": "HaloCheck"}, "expected a mapping of check, at, variable"),
+    ({"check": "HaloCheck", "at": "x", "variable": "max", "detectable_slowdown": 3, "reason": "noise"}, "at must be"),
+    ({"check": "HaloCheck", "at": [], "variable": "max", "detectable_slowdown": 0.5, "reason": "noise"},
+     "detectable_slowdown must be a number >= 1 or null"),
+])
+def test_a_malformed_not_assertable_entry_is_named(tmp_path, entry, message):
+    with pytest.raises(references.ReferenceFileError) as err:
+        references.load(write(tmp_path, {"provenance": PROVENANCE, "not_assertable": [entry]}))
+    assert "not_assertable[0]: " + message in str(err.value)
+
+
+@pytest.mark.parametrize("name", sorted(p.name for p in (REPO / "reference_data").glob("*.yaml")))
+def test_the_committed_reference_files_load(name):
+    assert references.load(REPO / "reference_data" / name)["provenance"]["system"]
+
+
+def test_a_check_runs_against_its_entry_with_what_the_rules_do_not_assert_unbounded():
+    doc = {"provenance": {"system": "local", "source": "measured", "date": "2026-11-25", "method": "by hand"},
+           "HaloCheck": {"$index": ["$partition"], "local:default": {
+               "max_sendrecv_4096": [10.0, None, 0.5, "us"], "p99_sendrecv_4096": [20.0, None, 0.5, "us"],
+               "jitter_sendrecv_4096": [1.2, None, 0.3, "MAX/AVG"]}},
+           "NoiseCheck": {"$index": ["$partition"], "local:default": {
+               "length_max": ["$xfail", "known", [900.0, None, 1.0, "us"]], "rate": [10.0, -0.5, 0.5, "1/s"]}}}
+    halo_100, released = references.asserted_only(doc, "HaloCheck", calls=100)
+    assert set(halo_100) == {"provenance", "HaloCheck"} and released == ["p99_sendrecv_4096"]
+    leaf = halo_100["HaloCheck"]["local:default"]
+    assert leaf["p99_sendrecv_4096"] == [20.0, None, None, "us"] and leaf["max_sendrecv_4096"] == [10.0, None, 0.5, "us"]
+    assert references.asserted_only(doc, "HaloCheck", calls=299)[1] == []        # 1 - 0.99^299 >= 0.95
+    assert references.asserted_only(doc, "HaloCheck", calls=None)[1] == ["p99_sendrecv_4096"]
+    noise, released = references.asserted_only(doc, "NoiseCheck")
+    assert released == ["length_max"]  # a maximum over calls: reported, never bounded, even where expected to fail
+    assert noise["NoiseCheck"]["local:default"]["length_max"] == ["$xfail", "known", [900.0, None, None, "us"]]
+    assert noise["NoiseCheck"]["local:default"]["rate"] == [10.0, -0.5, 0.5, "1/s"]
+    assert references.asserted_only(doc, "TorusCheck") == ({"provenance": doc["provenance"]}, [])

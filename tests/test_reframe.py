@@ -63,6 +63,7 @@ def perflog_rows(tmp_path):
     return rows
 
 
+@pytest.mark.reframe
 def test_perflog_records_parameters_eager_variable_mpi_and_nodes(tmp_path):
     proc, cases = reframe(tmp_path, "-P", "eager_limit=default,2048")
     assert proc.returncode == 0, proc.stdout[-3000:]
@@ -94,6 +95,7 @@ def test_perflog_records_parameters_eager_variable_mpi_and_nodes(tmp_path):
     assert set(outputs) == {None, "2048"}
 
 
+@pytest.mark.reframe
 def test_splitting_a_fixed_total_gives_the_speed_ratio_of_n_messages_over_one(tmp_path):
     """PingPongCheck sweep=totals (Hein, Booth and Bull, Figs. 3-4): each total sent as 1, 2,
     4 and 8 messages of total/n bytes; gain_<mode>_<total>_n<n> is speed(n) / speed(1) of
@@ -119,6 +121,7 @@ def test_splitting_a_fixed_total_gives_the_speed_ratio_of_n_messages_over_one(tm
             assert gains[f"gain_isend_{total}_n{n}"] == pytest.approx(s / speed[(total, 1)], rel=1e-4)
 
 
+@pytest.mark.reframe
 def test_overlap_sweeps_the_work_and_takes_the_fastest_of_its_trials(tmp_path):
     """TorusCheck with work (Hein, Booth and Bull, section 9): the work parameter's size and
     work_sweep's in one run, each after and before the wait, trials x calls timed; the
@@ -146,6 +149,7 @@ def test_overlap_sweeps_the_work_and_takes_the_fastest_of_its_trials(tmp_path):
         assert perf[f"max_work_after_isend_{size}"] == pytest.approx(after["max_us"], rel=1e-5)
 
 
+@pytest.mark.reframe
 def test_each_variable_is_read_from_the_summary_line_of_its_pattern_and_size(tmp_path):
     """One run sweeps two patterns and two sizes: each variable holds its own line's value,
     as the benchmark's JSON gives it, whatever order the lines come in."""
@@ -163,6 +167,7 @@ def test_each_variable_is_read_from_the_summary_line_of_its_pattern_and_size(tmp
             assert perf[f"{quantity}_{r['pattern']}_{r['ns_size']}"] == pytest.approx(r[field], rel=1e-5)
 
 
+@pytest.mark.reframe
 def test_a_malformed_reference_file_is_a_clear_error(tmp_path):
     write_references(tmp_path, "malformed", {"$index": ["$partition"],
                                              "local:default": {"max_sendrecv_4096": "fast"}})
@@ -173,6 +178,7 @@ def test_a_malformed_reference_file_is_a_clear_error(tmp_path):
             in cases[0]["fail_reason"])
 
 
+@pytest.mark.reframe
 def test_acceptance_mode_fails_without_a_reference_file(tmp_path):
     proc, cases = reframe(tmp_path, "-P", "eager_limit=default", mode="acceptance")
     assert proc.returncode != 0
@@ -180,6 +186,7 @@ def test_acceptance_mode_fails_without_a_reference_file(tmp_path):
     assert all("no reference file for system 'local'" in c["fail_reason"] for c in cases)
 
 
+@pytest.mark.reframe
 def test_acceptance_mode_fails_on_a_variant_without_a_reference(tmp_path):
     write_references(tmp_path, "incomplete", {  # bunched has one; the row case run here has none
         "$index": ["$partition", "placement"],
@@ -198,6 +205,7 @@ TORUS_VARIABLES = {f"{q}_{p}_{size}" for q in (*PER_CALL, "bandwidth") for size 
                    for p in ("phases", "sendrecv", "isend", "issend", "ibsend")}
 
 
+@pytest.mark.unit
 def test_committed_local_references_are_valid_and_cover_the_quick_suite():
     from jitterbench import references
     doc = references.load(REPO / "reference_data" / "local.yaml")
@@ -224,6 +232,7 @@ def test_committed_local_references_are_valid_and_cover_the_quick_suite():
         assert "eager_limit_shm" in leaf("EagerCheck")
 
 
+@pytest.mark.unit
 def test_committed_vcluster_references_are_valid_and_cover_the_quick_suite():
     """The quick suite's: one pattern or send mode a run (systems/config.py, QUICK), every size."""
     from jitterbench import references
@@ -255,6 +264,7 @@ def params(name):
     return dict(re.findall(r"%(\w+)=(\S+)", name))
 
 
+@pytest.mark.reframe
 def test_node_counts_and_tasks_per_node_come_from_the_partition():
     """c1a: 120 nodes of 32 cores; poe places ranks block-wise only."""
     halo = [params(name) for name, _ in listing("--system", "c1a", "-c", "reframe_checks/halo.py")]
@@ -263,6 +273,7 @@ def test_node_counts_and_tasks_per_node_come_from_the_partition():
     assert {p["distribution"] for p in halo} == {"block"}
 
 
+@pytest.mark.reframe
 def test_the_study_s_torus_of_three_tasks_a_dimension_one_a_node_is_a_case(tmp_path):
     """Hein, Booth and Bull ran 3 processors per dimension, one per LPAR: 27 nodes of one task
     make a 3 x 3 x 3 torus (MPI_Dims_create), a dry run on c1a's partition of 120 nodes."""
@@ -278,6 +289,7 @@ def test_the_study_s_torus_of_three_tasks_a_dimension_one_a_node_is_a_case(tmp_p
     assert line.startswith("MP_PROCS=27 MP_NODES=27 MP_TASKS_PER_NODE=1 poe ") and " --ndims 3 " in line, line
 
 
+@pytest.mark.reframe
 def test_the_study_s_p6_run_is_a_case_of_c1a(tmp_path):
     """1920 tasks on 120 nodes, as the study ran P6 (16 of its 32 cores a node)."""
     env = dict(os.environ, JB_OUTPUT=str(tmp_path / "out"), JB_PREFIX=str(tmp_path / "prefix" / "{environ}"),
@@ -290,6 +302,7 @@ def test_the_study_s_p6_run_is_a_case_of_c1a(tmp_path):
     assert script.read_text().splitlines()[-1].startswith("MP_PROCS=1920 MP_NODES=120 MP_TASKS_PER_NODE=16 poe ")
 
 
+@pytest.mark.reframe
 def test_quick_mode_runs_every_check_at_two_tasks_a_node_with_the_mpi_s_eager_limit():
     cases = listing("--mode", "quick")
     checks = {name.split()[0] for name, _ in cases}
@@ -314,6 +327,7 @@ def test_quick_mode_runs_every_check_at_two_tasks_a_node_with_the_mpi_s_eager_li
     assert len(cases) == len(set(cases))
 
 
+@pytest.mark.reframe
 def test_plan_counts_the_cases_reframe_lists_and_estimates_their_time(capsys):
     from jitterbench import plan
     assert plan.main(["--system", "local", "--mode", "quick"]) == 0
@@ -331,6 +345,7 @@ def test_plan_counts_the_cases_reframe_lists_and_estimates_their_time(capsys):
     (["--system", "local", "--mode", "fast"], "unknown mode 'fast' for system 'local'"),
     (["--system", "local", "-C", "/nonexistent/config.py"], "no ReFrame configuration at /nonexistent/config.py"),
 ])
+@pytest.mark.unit
 def test_plan_refuses_bad_input_in_one_line(capsys, argv, message):
     from jitterbench import plan
     assert plan.main(argv) == 2
@@ -346,6 +361,7 @@ def test_plan_refuses_bad_input_in_one_line(capsys, argv, message):
     ("EagerCheck", "eager_limit_shm", "eager_limit_shm", {}),
     ("OsuCheck", "latency_8", "latency", {"msg_size": 8}),
 ])
+@pytest.mark.unit
 def test_a_swept_variable_names_its_quantity_and_swept_values(check, variable, quantity, swept):
     from jitterbench import sweeps
     assert sweeps.unfold(check, variable) == (quantity, swept)
@@ -353,6 +369,7 @@ def test_a_swept_variable_names_its_quantity_and_swept_values(check, variable, q
     assert sweeps.name(quantity, *word.values(), **{k: v for k, v in swept.items() if k not in word}) == variable
 
 
+@pytest.mark.unit
 def test_split_gives_the_cases_a_run_would_have_been_with_every_swept_value_a_parameter():
     from jitterbench import sweeps
     split = sweeps.split("HaloCheck", {"nodes": 2}, {"max_sendrecv_4096": 1.0, "avg_sendrecv_4096": 0.5,
@@ -361,6 +378,7 @@ def test_split_gives_the_cases_a_run_would_have_been_with_every_swept_value_a_pa
                      ({"nodes": 2, "pattern": "sendrecv", "msg_size": 40960}, {"max": 3.0})]
 
 
+@pytest.mark.unit
 def test_unswept_cases_keep_their_documents_once_and_a_case_without_values_whole():
     from jitterbench import runs, sweeps
     doc = {"benchmark": "halo"}
@@ -375,6 +393,7 @@ def test_unswept_cases_keep_their_documents_once_and_a_case_without_values_whole
     assert cases[2].result == "fail"
 
 
+@pytest.mark.unit
 def test_scales_are_powers_of_two_and_the_partition_s_own_size():
     from jitterbench.rfm import per_node_scale, scale
     assert scale(1) == [1] and scale(3) == [1, 2, 3] and scale(128) == [1, 2, 4, 8, 16, 32, 64, 128]

@@ -10,7 +10,9 @@ import shutil
 import xml.etree.ElementTree as ET
 from pathlib import Path
 
+import numpy as np
 import pytest
+from scipy import stats
 
 from conftest import run_benchmark
 from jitterbench import cli, compare, figures, runs
@@ -40,6 +42,7 @@ def write_perflog(path, lines):
 
 # ---- reading -------------------------------------------------------------------------
 
+@pytest.mark.unit
 def test_a_perflog_reads_every_well_formed_line_and_counts_the_others(tmp_path):
     log = write_perflog(tmp_path / "HaloCheck.log", [
         perflog_line("sysA", "openmpi", 1, 10.0, 8.0),
@@ -55,6 +58,7 @@ def test_a_perflog_reads_every_well_formed_line_and_counts_the_others(tmp_path):
     assert {c.label for c in col.cases} == {"sysA"} and col.cases[0].meta["mpi_library"] == "Open MPI v4.1.4"
 
 
+@pytest.mark.unit
 def test_a_run_report_reads_its_cases_and_counts_a_broken_kept_document(tmp_path):
     outputdir = tmp_path / "output" / "HaloCheck_1"
     outputdir.mkdir(parents=True)
@@ -72,6 +76,7 @@ def test_a_run_report_reads_its_cases_and_counts_a_broken_kept_document(tmp_path
     assert col.skipped == {str(outputdir / "halo.json"): 1} and col.cases[0].documents == []
 
 
+@pytest.mark.unit
 def test_labels_name_inputs_and_repeats_are_kept(tmp_path):
     a = write_perflog(tmp_path / "a" / "HaloCheck.log", [perflog_line("s", "openmpi", 1, v, 1.0) for v in (1, 2, 3)])
     b = write_perflog(tmp_path / "b" / "HaloCheck.log", [perflog_line("s", "openmpi", 1, 5, 1.0)])
@@ -84,6 +89,7 @@ def test_labels_name_inputs_and_repeats_are_kept(tmp_path):
     ("not a perflog\n", "not a ReFrame perflog (no header line)"),
     ("{ broken", "not JSON (line 1"),
 ])
+@pytest.mark.unit
 def test_an_unusable_input_is_one_line_and_exit_2(tmp_path, capsys, content, message):
     path = tmp_path / ("input.log" if "perflog" in content else "input.json")
     path.write_text(content)
@@ -93,6 +99,7 @@ def test_an_unusable_input_is_one_line_and_exit_2(tmp_path, capsys, content, mes
     assert not (tmp_path / "out").exists()
 
 
+@pytest.mark.unit
 def test_a_missing_input_and_an_unknown_baseline_are_errors(tmp_path, capsys):
     assert cli.main(["report", str(tmp_path / "nowhere")]) == 2
     log = write_perflog(tmp_path / "HaloCheck.log", [perflog_line("s", "openmpi", 1, 1, 1)])
@@ -103,26 +110,48 @@ def test_a_missing_input_and_an_unknown_baseline_are_errors(tmp_path, capsys):
 
 # ---- statistics on known inputs --------------------------------------------------------
 
+@pytest.mark.unit
 def test_separated_samples_differ_significantly_with_the_exact_p_value():
     r = compare.compare([10, 11, 12, 13, 14], [20, 21, 22, 23, 24], "us")
     assert (r.median, r.median_base, r.n, r.n_base) == (12, 22, 5, 5)
     assert r.ratio == pytest.approx(12 / 22)
     assert r.p == pytest.approx(2 / 252)         # the smallest p of 5 against 5, exact test
     assert r.ci[0] <= 12 / 22 <= r.ci[1] and r.ci[1] < 1
-    assert r.verdict == "better"                 # lower times are better
-    assert compare.compare([10, 11, 12, 13, 14], [20, 21, 22, 23, 24], "MB/s").verdict == "worse"
+    compare.decide([r])
+    assert r.kind == "faster" and r.verdict == "faster by 1.83x, detectable at this noise"  # lower times are better
+    bandwidth = compare.decide([compare.compare([10, 11, 12, 13, 14], [20, 21, 22, 23, 24], "MB/s")])[0]
+    assert bandwidth.kind == "slower" and bandwidth.verdict.startswith("slower by 1.83x")
+    # the record, not the unit, decides where it has a say: EagerCheck's limit in bytes is better higher
+    eager = compare.decide([compare.compare([10, 11, 12, 13, 14], [20, 21, 22, 23, 24], "B", "EagerCheck",
+                                            "eager_limit_shm")])[0]
+    assert eager.kind == "slower"
 
 
-def test_overlapping_samples_show_no_significant_difference():
-    r = compare.compare([10, 12, 14, 16, 18], [11, 13, 15, 17, 19], "us")
-    assert r.p > 0.05 and r.verdict == "no significant difference"
-    assert r.ci[0] < 1 < r.ci[1]
+@pytest.mark.unit
+def test_holm_over_the_variables_keeps_a_lone_smallest_p_from_deciding():
+    # 5 against 5 gives at best p = 0.0079: with 7 variables compared Holm's first step needs 0.05 / 7
+    rs = [compare.compare([10, 11, 12, 13, 14], [20, 21, 22, 23, 24], "us") for _ in range(7)]
+    assert all(r.kind == "none" for r in compare.decide(rs))
+    assert compare.decide(rs[:6])[0].kind == "faster"          # 0.0079 <= 0.05 / 6
 
 
+@pytest.mark.unit
+def test_overlapping_samples_give_the_largest_slowdown_the_repeats_leave_possible():
+    a, b = [10, 12, 14, 16, 18], [11, 13, 15, 17, 19]
+    r = compare.decide([compare.compare(a, b, "us")], [(a, b)])[0]
+    assert r.p > 0.05 and r.kind == "none" and r.ci[0] < 1 < r.ci[1]
+    # the one-sided 95 % rank bound: a shifted down by it is just significantly below b
+    shift = r.detectable
+    assert r.verdict == f"no difference detectable above {shift:.3g}x" and shift > 1
+    assert stats.mannwhitneyu(np.log(a) - np.log(shift) - 1e-9, np.log(b), alternative="less").pvalue <= 0.05
+    assert stats.mannwhitneyu(np.log(a) - np.log(shift) + 1e-6, np.log(b), alternative="less").pvalue > 0.05
+
+
+@pytest.mark.unit
 def test_too_few_repeats_are_said_not_guessed():
     assert compare.smallest_p(3, 3) == pytest.approx(0.1)
-    r = compare.compare([1, 2, 3], [10, 11, 12], "us")
-    assert r.verdict == "too few repeats (3 and 3) to tell"
+    r = compare.decide([compare.compare([1, 2, 3], [10, 11, 12], "us")])[0]
+    assert r.verdict == "too few repeats (3 and 3) to tell" and r.kind == "too-few"
     one = compare.compare([1.0], [2.0], "us")
     assert (one.ratio, one.ci, one.p) == (0.5, None, None)
 
@@ -154,6 +183,7 @@ def small_run(tmp_path_factory):
     return paths
 
 
+@pytest.mark.mpi
 def test_every_figure_is_drawn_from_a_small_real_run(small_run, tmp_path):
     assert cli.main(["report", *small_run, "-o", str(tmp_path / "report")]) == 0
     folder = tmp_path / "report" / "figures"
@@ -167,6 +197,7 @@ def test_every_figure_is_drawn_from_a_small_real_run(small_run, tmp_path):
     assert "OSU Micro-Benchmarks and perftest did not run here" in html
 
 
+@pytest.mark.mpi
 def test_the_figures_tables_hold_the_measured_numbers(small_run):
     col = runs.collect(small_run, progress=False)
     made = {f.name: f for f in figures.all_figures(col)}
@@ -181,6 +212,7 @@ def test_the_figures_tables_hold_the_measured_numbers(small_run):
 
 # ---- comparing machines, and the papers --------------------------------------------------
 
+@pytest.mark.unit
 def test_compare_sets_each_label_against_the_baseline(tmp_path):
     a = write_perflog(tmp_path / "a" / "HaloCheck.log",
                       [perflog_line("a", "openmpi", 1, v, 1.0) for v in (10, 11, 12, 13, 14)])
@@ -190,10 +222,12 @@ def test_compare_sets_each_label_against_the_baseline(tmp_path):
     from jitterbench import report
     rows = report.comparisons(runs.collect([str(a), str(b)], progress=False), "a")
     maxrow = next(r for r in rows if r["var"] == "max")
-    assert (maxrow["label"], maxrow["result"].ratio, maxrow["result"].verdict) == ("b", 22 / 12, "worse")
+    assert (maxrow["label"], maxrow["result"].ratio, maxrow["result"].kind) == ("b", 22 / 12, "slower")
+    assert maxrow["result"].verdict == "slower by 1.83x, detectable at this noise"   # Holm over max and avg
     assert "Each label against a" in (tmp_path / "out" / "index.html").read_text()
 
 
+@pytest.mark.mpi
 def test_a_measured_machine_stands_beside_a_paper(small_run, tmp_path):
     sp2 = REPO / "reference_data" / "sp2.yaml"
     col = runs.collect([*small_run, str(sp2)], progress=False)
@@ -210,6 +244,7 @@ def test_a_measured_machine_stands_beside_a_paper(small_run, tmp_path):
     assert stated  # every stated entry is a row
 
 
+@pytest.mark.unit
 def test_hostile_names_are_escaped_in_the_page(tmp_path):
     hostile = '<script>alert("x")</script>$a$'
     log = write_perflog(tmp_path / "HaloCheck.log",
@@ -222,6 +257,7 @@ def test_hostile_names_are_escaped_in_the_page(tmp_path):
 
 # ---- the page in a real browser ---------------------------------------------------------------
 
+@pytest.mark.mpi
 @pytest.mark.skipif(CHROMIUM is None, reason="chromium is not installed (ci/test.sh installs Debian's chromium)")
 def test_the_report_renders_in_chromium_with_every_figure_and_no_script_error(small_run, tmp_path):
     from playwright.sync_api import sync_playwright
@@ -251,6 +287,7 @@ def test_the_report_renders_in_chromium_with_every_figure_and_no_script_error(sm
 
 # ---- the page's order: the verdict first -------------------------------------------------
 
+@pytest.mark.unit
 def test_the_page_opens_with_the_verdict_and_keeps_provenance_folded_and_the_environment_apart(tmp_path):
     case = {"fixture": False, "system": "s", "partition": "p", "environ": "openmpi", "nodes": 1, "placement": "row",
             "mpi_library": "Open MPI v4.1.4", "binding": "cores", "binding_asked": "cores"}

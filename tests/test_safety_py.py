@@ -19,6 +19,8 @@ import pytest
 
 from jitterbench import cli, figures, files
 
+pytestmark = pytest.mark.unit
+
 REPORT_FILES = {"index.html", "environment.html", "figures", files.MARKER}
 
 
@@ -39,6 +41,15 @@ def run_report(report):
             "perfvalues": {"local:default:max": [10.0, 0, None, None, "us", "pass"]}}
     return {"session_info": {"version": "4.10.4", "time_start_unix": 1795323075}, "runs": [{"testcases": [case]}],
             **report}
+
+
+def run_reports(folder):
+    """Five runs of their own (distinct sessions): the fewest `jitterbench reference` makes a file of."""
+    paths = [folder / f"report{i}.json" for i in range(5)]
+    for i, path in enumerate(paths):
+        path.write_text(json.dumps(run_report({"session_info": {"version": "4.10.4", "time_start_unix": 1795323075,
+                                                                "uuid": f"run{i}"}})))
+    return [str(p) for p in paths]
 
 
 @pytest.fixture
@@ -176,8 +187,7 @@ def test_ctrl_c_between_the_two_renames_puts_the_old_report_back(tmp_path, capsy
 def test_ctrl_c_while_a_file_is_written_keeps_the_old_file(tmp_path, capsys, monkeypatch, output):
     target = tmp_path / output
     target.write_text("the old contents\n")
-    report, samples = tmp_path / "report.json", tmp_path / "samples.txt"
-    report.write_text(json.dumps(run_report({})))
+    reports, samples = run_reports(tmp_path), tmp_path / "samples.txt"
     samples.write_text("5\n6\n")
     before = tree(tmp_path)
 
@@ -186,7 +196,7 @@ def test_ctrl_c_while_a_file_is_written_keeps_the_old_file(tmp_path, capsys, mon
         raise KeyboardInterrupt
 
     monkeypatch.setattr(files.os, "replace", interrupted)
-    argv = (["reference", str(report), "--system", "local", "-o", str(target)] if output == "ref.yaml" else
+    argv = (["reference", *reports, "--system", "local", "-o", str(target)] if output == "ref.yaml" else
             ["simulate", "alltoall", str(samples), "--trials", "10", "--json", str(target)])
     assert cli.main(argv) == 130
     assert capsys.readouterr().err == "jitterbench: interrupted\n"
@@ -194,15 +204,14 @@ def test_ctrl_c_while_a_file_is_written_keeps_the_old_file(tmp_path, capsys, mon
 
 
 def test_a_reference_file_named_by_the_user_is_replaced_whole_and_keeps_its_mode(tmp_path, capsys):
-    report, target = tmp_path / "report.json", tmp_path / "local.yaml"
-    report.write_text(json.dumps(run_report({})))
+    reports, target = run_reports(tmp_path), tmp_path / "local.yaml"
     target.write_text("old\n")
     target.chmod(0o640)
-    assert cli.main(["reference", str(report), "--system", "local", "-o", str(target), "--measured-by", "t"]) == 0
+    assert cli.main(["reference", *reports, "--system", "local", "-o", str(target), "--measured-by", "t"]) == 0
     assert target.read_text().startswith("# References for system 'local'")
     assert stat.S_IMODE(target.stat().st_mode) == 0o640
-    assert sorted(os.listdir(tmp_path)) == ["local.yaml", "report.json"]
-    assert cli.main(["reference", str(report), "--system", "local", "-o", str(tmp_path)]) == 2
+    assert sorted(os.listdir(tmp_path)) == ["local.yaml", *(f"report{i}.json" for i in range(5))]
+    assert cli.main(["reference", *reports, "--system", "local", "-o", str(tmp_path)]) == 2
     one_error_line(capsys, "is a folder")
 
 
@@ -361,9 +370,8 @@ def test_a_user_without_a_passwd_entry_is_named_by_uid(tmp_path, capsys, monkeyp
     for name in ("LOGNAME", "USER", "LNAME", "USERNAME"):
         monkeypatch.delenv(name, raising=False)
     monkeypatch.setattr(pwd, "getpwuid", no_entry)
-    report, target = tmp_path / "report.json", tmp_path / "local.yaml"
-    report.write_text(json.dumps(run_report({})))
-    assert cli.main(["reference", str(report), "--system", "local", "-o", str(target)]) == 0
+    reports, target = run_reports(tmp_path), tmp_path / "local.yaml"
+    assert cli.main(["reference", *reports, "--system", "local", "-o", str(target)]) == 0
     assert f"measured_by: uid{os.getuid()}@{os.uname().nodename}" in target.read_text()
 
 

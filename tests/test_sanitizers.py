@@ -11,6 +11,8 @@ import pytest
 import fuzz_benchmarks as fz
 from conftest import run_benchmark
 
+pytestmark = pytest.mark.fuzz
+
 ASAN = fz.sanitized_mpi()
 
 # one ordinary run each, small enough for a sanitized build; {np} is the rank count.

@@ -11,6 +11,7 @@ from conftest import run_benchmark
 from jitterbench import cli
 
 
+@pytest.mark.mpi
 def test_alltoall_simulation_from_a_jb_alltoall_document(mpi, tmp_path, capsys):
     run = run_benchmark(mpi, 2, ["--method", "pairwise", "--calls", "50"], json_path=tmp_path / "a.json",
                         benchmark="alltoall")
@@ -26,6 +27,7 @@ def test_alltoall_simulation_from_a_jb_alltoall_document(mpi, tmp_path, capsys):
     capsys.readouterr()
 
 
+@pytest.mark.mpi
 def test_halo_prediction_agrees_with_an_injected_run(mpi, tmp_path, capsys):
     """From 1 task with calibrated noise, predict MAX at 2 tasks; then measure 2 tasks."""
     p, wait_us, calls = 0.05, 5000, 400
@@ -46,6 +48,7 @@ def test_halo_prediction_agrees_with_an_injected_run(mpi, tmp_path, capsys):
     capsys.readouterr()
 
 
+@pytest.mark.unit
 def test_bad_simulation_input_is_one_line(tmp_path, capsys):
     bad = tmp_path / "bad.txt"
     bad.write_text("12.5\nfast\n")

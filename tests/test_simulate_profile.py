@@ -10,6 +10,8 @@ from jitterbench import cli
 from jitterbench import profile as prof
 from jitterbench.simulate import SimulationInputError
 
+pytestmark = pytest.mark.unit
+
 # --- the model, by hand ---------------------------------------------------------------------------
 
 

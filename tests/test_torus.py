@@ -38,6 +38,7 @@ def neighbours(rank, dims):
     return result
 
 
+@pytest.mark.unit
 def test_the_hand_computed_map_itself():
     assert neighbours(0, [2, 3]) == [3, 3, 2, 1]
     assert neighbours(5, [6]) == [4, 0]
@@ -49,6 +50,7 @@ def test_the_hand_computed_map_itself():
     (6, ["--dims", "2x3"], [2, 3]),
     (8, ["--ndims", "3"], [2, 2, 2]),
 ])
+@pytest.mark.mpi
 def test_every_pattern_delivers_intact_payloads_and_the_map_is_exact(mpi, tmp_path, np, args, dims):
     run = torus(mpi, tmp_path, np, "--validate", "--size", "8,100K", "--calls", "10", "--warmup", "2", *args)
     assert run.doc["config"]["dims"] == dims
@@ -59,6 +61,7 @@ def test_every_pattern_delivers_intact_payloads_and_the_map_is_exact(mpi, tmp_pa
         assert r["bandwidth_mb_s"] == pytest.approx(2 * len(dims) * r["size"] / r["max_us"], rel=1e-5)
 
 
+@pytest.mark.mpi
 def test_overlap_is_measured_after_and_before_the_wait(mpi, tmp_path):
     run = torus(mpi, tmp_path, 2, "--size", "16K", "--work", "64K,256K", "--calls", "20")
     results = run.results()
@@ -70,6 +73,7 @@ def test_overlap_is_measured_after_and_before_the_wait(mpi, tmp_path):
         assert "saved_us" not in after
 
 
+@pytest.mark.mpi
 def test_the_fastest_of_n_trials_is_the_least_trial_mean_of_the_per_call_max(mpi, tmp_path):
     """--trials 4 --calls 10: each result times 40 calls in a row; a trial is 10 consecutive
     ones; fastest_us is the least of the four trials' mean per-call MAX (from --series, exactly),
@@ -94,5 +98,6 @@ def test_the_fastest_of_n_trials_is_the_least_trial_mean_of_the_per_call_max(mpi
     (2, ["--trials", "0"], "--trials: 0 is out of range"),
     (2, ["--trials", "1001"], "--trials: 1001 is out of range"),
 ])
+@pytest.mark.mpi
 def test_bad_input(mpi, tmp_path, np, args, message):
     assert_rejected(mpi, np, args, message, "torus", tmp_path)

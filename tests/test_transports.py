@@ -4,7 +4,6 @@ on one node; a ReFrame check that fails when the MPI took another transport than
 declared; compare naming two runs that used different transports."""
 from __future__ import annotations
 
-import importlib.util
 import json
 import re
 from pathlib import Path
@@ -13,6 +12,7 @@ import pytest
 
 from conftest import run_benchmark
 from jitterbench import mpi as mpis
+from jitterbench import site
 from jitterbench import transports as T
 from jitterbench.report import transport_differences
 from jitterbench.runs import Case, Collection
@@ -30,6 +30,7 @@ def account_of(mpi, env=None, np=2):
     return T.account(mpi.family, run.stdout + run.stderr, node)
 
 
+@pytest.mark.unit
 def test_every_transport_names_its_sources_and_only_readable_accounts():
     for t in T.TRANSPORTS.values():
         assert t.source and t.fabric in ("shm", "tcp", "ib", "slingshot"), t.name
@@ -44,6 +45,7 @@ def test_every_transport_names_its_sources_and_only_readable_accounts():
         T.by_name("nope")
 
 
+@pytest.mark.mpi
 def test_the_account_of_each_mpi_on_one_node_matches_its_declared_shm_transport(mpi):
     accounts = account_of(mpi)
     assert accounts, f"{mpi.name} gave no account"
@@ -69,6 +71,7 @@ STEERED = {
 }
 
 
+@pytest.mark.mpi
 def test_a_run_steered_to_another_transport_is_told_apart(mpi):
     env, now, said, fabric = STEERED[mpi.name]
     accounts = account_of(mpi, env)
@@ -89,6 +92,7 @@ ONE_NODE = {
 }
 
 
+@pytest.mark.mpi
 @pytest.mark.parametrize("name", ONE_NODE)
 def test_the_eager_variable_of_a_transport_moves_the_probe(tmp_path, name):
     family, extra = ONE_NODE[name]
@@ -105,6 +109,7 @@ def test_the_eager_variable_of_a_transport_moves_the_probe(tmp_path, name):
         assert limit - 64 <= probe["eager_limit_bytes"] <= limit, (name, limit, probe["eager_limit_bytes"])
 
 
+@pytest.mark.reframe
 def test_a_check_fails_when_the_mpi_used_another_transport_than_declared(tmp_path):
     """Open MPI steered to its UCX PML inside the check: the local partition declares ob1's
     vader for shared memory, so the check fails and names both."""
@@ -126,6 +131,7 @@ def _case(label, transport):
                 perf={}, meta={"transport": transport})
 
 
+@pytest.mark.unit
 def test_compare_names_labels_whose_runs_used_another_transport():
     col = Collection(cases=[_case("a", "n1,n2: pml=ob1 btl=self,tcp,vader"),
                             _case("b", "n3,n4: pml=ob1 btl=self,tcp,vader"),   # other nodes, same transport
@@ -134,6 +140,7 @@ def test_compare_names_labels_whose_runs_used_another_transport():
         ("openmpi", "c"): (["pml=cm mtl=ofi", "pml=ob1 btl=self,tcp,vader"], ["pml=ob1 btl=self,tcp,vader"])}
 
 
+@pytest.mark.mpi
 def test_a_benchmark_document_records_every_node_s_network_devices(tmp_path):
     m = mpis.OPENMPI
     run = run_benchmark(m, 2, ["--calls", "5", "--size", "8", "--messages", "1"], json_path=tmp_path / "p.json",
@@ -147,19 +154,21 @@ def test_a_benchmark_document_records_every_node_s_network_devices(tmp_path):
     assert line == f"# network: {','.join(group['nodes'])}: {group['devices']}"
 
 
-def test_the_site_template_declares_known_transports_and_the_contract():
-    spec = importlib.util.spec_from_file_location("site_template", REPO / "systems" / "site-template" / "reframe.py")
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    config = module.site_configuration
-    for partition in config["systems"][0]["partitions"]:
-        assert "mpi" in partition["features"]
-        assert {"max_nodes", "max_tasks_per_node", "transports"} <= partition["extras"].keys()
-    for environ in config["environments"]:
+@pytest.mark.unit
+@pytest.mark.parametrize("network", site.NETWORKS)
+def test_a_site_s_environments_declare_known_transports_of_their_mpi_on_each_network(network):
+    """What `jitterbench site new` writes (jitterbench/site.py): per MPI, one pair of transports
+    that one set of variables selects, each of that MPI and serving its fabric."""
+    environs = site.environments("acme", {name: {} for name in site.NETWORK_TRANSPORTS}, network)
+    assert [e["name"] for e in environs] == ["openmpi", "mpich", "intelmpi"]
+    for environ in environs:
         extras = environ["extras"]
-        assert extras["family"] in T.ACCOUNT_VARS
+        assert extras["family"] in T.ACCOUNT_VARS and set(extras["transports"]) == {"shm", network}
+        selected = dict(environ["env_vars"])
         for fabric, name in extras["transports"].items():
             t = T.by_name(name)
             assert t.fabric == fabric and t.mpi == extras["family"]
             assert extras["eager_vars"].get(fabric, t.eager_var) == t.eager_var
             assert extras["devices_vars"].get(fabric, t.devices_var) == t.devices_var
+            # the variables that select the network's transport select the other too
+            assert all(selected[k] == v for k, v in T.by_name(extras["transports"][network]).select.items())

@@ -25,7 +25,7 @@ from jitterbench import mpi as mpis
 
 NODES = 3
 
-pytestmark = pytest.mark.skipif(clusters.why_not() is not None, reason=clusters.why_not() or "")
+pytestmark = [pytest.mark.vcluster, pytest.mark.skipif(clusters.why_not() is not None, reason=clusters.why_not() or "")]
 
 
 @pytest.fixture(scope="module")

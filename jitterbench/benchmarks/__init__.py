@@ -136,12 +136,17 @@ def per_call(*performance) -> tuple:
 
 @dataclass(frozen=True)
 class Parameter:
-    """A factor of the check that the modes set: a ReFrame parameter (a job each) or a variable
-    (values one run sweeps).  values: the acceptance mode's (the check's own default where
-    None); quick: the quick mode's, given as -S <Check>.<name>=... (quick_options)."""
+    """A variable of the check that one run takes (what it sweeps in the run, its trials, its
+    calls): values, the check's default, which the acceptance mode runs (a tuple for a list, or
+    one value); quick, the quick mode's, given as -S <Check>.<name>=... (quick_options).  The
+    job's own factors (nodes, tasks per node, placement, eager limit) are ReFrame parameters of
+    the check, from the partitions."""
     name: str
-    values: tuple | None = None
-    quick: tuple | None = None
+    values: object
+    quick: object = None
+
+    def text(self, value) -> str:
+        return ",".join(map(str, value)) if isinstance(value, tuple) else str(value)
 
 
 @dataclass(frozen=True, eq=False)  # one of each: told apart by identity
@@ -176,6 +181,13 @@ class Descriptor:
     long_options: tuple = ()      # options any valid value of which but a small one runs long
     own_check: bool = True        # reframe_checks/<benchmark>.py holds its check; else records.py makes it
     features: tuple = ("mpi",)    # the partition features its check runs on (ReFrame's valid_systems)
+
+    def value(self, name):
+        """The check's default of a parameter: a list for a tuple of values, else the value."""
+        found = [p for p in self.parameters if p.name == name]
+        if not found:
+            raise KeyError(f"{self.check} declares no parameter {name}")
+        return list(found[0].values) if isinstance(found[0].values, tuple) else found[0].values
 
     def quantity(self, name) -> Quantity:
         found = [q for q in self.quantities if q.name == name]
@@ -255,7 +267,7 @@ METRICS = tuple(metric for d in ALL for metric in d.counterparts)
 def quick_options() -> list:
     """The quick mode's -S options of every record's parameters: -S HaloCheck.patterns=isend-recv."""
     return [o for d in ALL for p in d.parameters if p.quick is not None
-            for o in ("-S", f"{d.check}.{p.name}={','.join(map(str, p.quick))}")]
+            for o in ("-S", f"{d.check}.{p.name}={p.text(p.quick)}")]
 
 
 def readme_table() -> str:

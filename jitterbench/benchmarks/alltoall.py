@@ -107,7 +107,8 @@ DESCRIPTOR = Descriptor(
     result_fields=("method", "size", "tasks", "rounds", "exchange_histogram", "idle_histogram", "idle_method",
                    "exchanges_unknown", "samples_us", "inject_probability", "injected_exchanges", *PER_CALL_CONTEXT,
                    "series"),
-    parameters=(Parameter("methods"),),
+    parameters=(Parameter("methods", ("pairwise", "alltoall")), Parameter("msg_sizes", (1024, 65536)),
+                Parameter("calls", 200)),
     option_values={"procs": ["2"], "max-samples": ["1", "100"]},
     cost=lambda v: cost.sweep_s(v, 10, lambda s: cost.barrier_s(cost.tasks(v)) + (cost.tasks(v) - 1) *
                                 cost.message_s(s)),

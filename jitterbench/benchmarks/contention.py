@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from ..figures import case_lines, figure, finish, fmt, grouped
-from . import PER_CALL_CONTEXT, START_SKEW, Column, Descriptor, Quantity, _cost as cost, of, per_call
+from . import PER_CALL_CONTEXT, START_SKEW, Column, Descriptor, Parameter, Quantity, _cost as cost, of, per_call
 
 CHECK, BENCHMARK = "ContentionCheck", "contention"
 
@@ -52,6 +52,9 @@ DESCRIPTOR = Descriptor(
                 Quantity("slowdown", "slowdown", "", "latency over the uncontended latency at the same distance, in "
                          "the same run")),
     result_fields=("pattern", "size", "hops", "k", "pairs", "partner", "idle", "shared_link", *PER_CALL_CONTEXT),
+    # h, n and k of the run (those the topology reaches)
+    parameters=(Parameter("msg_sizes", (8, 1024, 65536, 1048576)), Parameter("distances", (1, 2, 3, 4, 6, 8)),
+                Parameter("calls", 100)),
     small=("--size", "8"),
     pair_options=("--dims", "2"),
     option_values={"dims": ["1", "2", "1x2"], "hops": ["1"], "k": ["1"], "dim": ["0"], "wrap": ["yes", "no"]},

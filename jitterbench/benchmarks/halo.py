@@ -114,7 +114,9 @@ DESCRIPTOR = Descriptor(
                    "series", "traces", "injected_tasks_per_call",  # with --series, --trace-tasks, --inject
                    "median_halfwidth"),  # with --target-width
     size_field="ns_size",
-    parameters=(Parameter("patterns", quick=("isend-recv",)),),
+    parameters=(Parameter("patterns", ("two-phase", "irecv-isend", "isend-recv", "sendrecv"), quick=("isend-recv",)),
+                Parameter("msg_sizes", (4096, 40960)),  # the study's 4K and 40K exchanges
+                Parameter("calls", 1000)),
     option_values={"ns-size": ["848"], "ew-size": ["1016"], "block": ["1x1", "1x2"], "px": ["1", "2"],
                    "trace-tasks": ["0", "0,1"], "target-width": ["0.05", "0.5"]},
     cost=lambda v: cost.sweep_s(v, 50, lambda s: cost.barrier_s(cost.tasks(v)) + 4 * cost.message_s(s)),

@@ -71,7 +71,8 @@ DESCRIPTOR = Descriptor(
                 Quantity("fastest_compute", "fastest_compute_us", "us", "the fastest trial's sweep")),
     result_fields=("halo", "dims", "local", "lattice", "tasks", "trials", "halo_x_bytes", "halo_y_bytes", "checksum",
                    *PER_CALL_CONTEXT, "series"),
-    parameters=(Parameter("trials", quick=(2,)),),
+    parameters=(Parameter("halos", ("sendrecv", "waitall")), Parameter("points_per_task", (210, 252)),  # x and y
+                Parameter("trials", 30, quick=2), Parameter("calls", 2000)),
     option_values={"lattice": ["2x2", "8x6"], "local": ["2x2", "3x5"], "halo": ["sendrecv"], "trials": ["1", "2"],
                    "dims": ["1x2", "2x1"]},
     # each method: (warm-up + calls x trials) iterations of a barrier, four halos and a sweep (5 flops a point)

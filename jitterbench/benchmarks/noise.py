@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections import defaultdict
 
 from ..figures import figure, finish, fmt, line_plot, results, results_mpi, subplots
-from . import Column, Descriptor, Quantity
+from . import Column, Descriptor, Parameter, Quantity
 
 CHECK, BENCHMARK = "NoiseCheck", "noise"
 
@@ -61,6 +61,7 @@ DESCRIPTOR = Descriptor(
                 Quantity("period", "period_us", "us", "a node's commonest time between detours", role="recorded"),
                 Quantity("regularity", "regularity", "", "share of a node's detours at that period", role="recorded")),
     result_fields=("node", "host", "tasks", "detours", "detours_not_kept", "threshold_us"),
+    parameters=(Parameter("duration", 5.0),),  # seconds of the probe
     small=("--duration", "0.01"),
     option_values={"duration": ["0.01", "0.05"], "threshold": ["1", "20"], "max-detours": ["10", "1000"]},
     long_options=("duration",),

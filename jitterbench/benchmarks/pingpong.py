@@ -97,7 +97,10 @@ DESCRIPTOR = Descriptor(
                 *(q for q in per_call() if q.name != "max")),
     result_fields=("mode", "messages", "size", "total", "pairs", "pairs_off_node", "cycles", *PER_CALL_CONTEXT,
                    "series"),
-    parameters=(Parameter("modes", quick=("send",)), Parameter("messages", quick=(1,))),
+    parameters=(Parameter("modes", ("send", "isend", "ssend", "issend"), quick=("send",)),
+                Parameter("messages", (1, 8), quick=(1,)),  # messages per direction and cycle
+                Parameter("msg_sizes", (8, 4096, 65536)), Parameter("totals", (8192, 65536, 1048576)),
+                Parameter("calls", 500)),
     small=("--size", "8", "--messages", "1,2"),
     option_values={"messages": ["1", "2,4"], "total": ["64", "1K"]},
     cost=lambda v: cost.sweep_s(v, 20, lambda s: sum(2 * n * cost.message_s(s) for n in v.get("messages", [1]))),

@@ -95,8 +95,11 @@ DESCRIPTOR = Descriptor(
                 Quantity("fastest_work_after", "fastest_us", "us", "the fastest trial's, the work after MPI_Waitall")),
     result_fields=("pattern", "ndims", "dims", "size", "work", "work_bytes", "tasks", "trials", *PER_CALL_CONTEXT,
                    "series"),
-    parameters=(Parameter("patterns", quick=("isend",)), Parameter("trials", quick=(2,)),
-                Parameter("work_sweep", quick=(65536,))),
+    parameters=(Parameter("patterns", ("phases", "sendrecv", "isend", "issend", "ibsend"), quick=("isend",)),
+                Parameter("msg_sizes", (1024, 16384)),
+                # with work: the array sizes measured beside the work parameter's, each the fastest of trials
+                Parameter("work_sweep", (65536, 1048576), quick=(65536,)), Parameter("trials", 10, quick=2),
+                Parameter("calls", 300)),
     option_values={"ndims": ["1", "2"], "dims": ["1", "2", "1x2"], "work": ["0", "1K"], "trials": ["1", "2"]},
     # with work: every work size swept (work_sweep beside work), each timed trials x calls
     cost=lambda v: cost.sweep_s(v, 50, lambda s: cost.barrier_s(cost.tasks(v)) + 2 * v.get("ndims", 1) *

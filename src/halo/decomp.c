@@ -98,15 +98,6 @@ void halo_neighbours(const halo_layout *L, int g, int nb[NDIRS])
     nb[WEST] = xw < 0 ? -1 : y * L->px + xw;
 }
 
-int halo_off_node_of_task(const halo_layout *L, int g)
-{
-    int nb[NDIRS], count = 0, node = halo_node_of(L, g);
-    halo_neighbours(L, g, nb);
-    for (int d = 0; d < NDIRS; d++)
-        count += nb[d] >= 0 && halo_node_of(L, nb[d]) != node;
-    return count;
-}
-
 /* Off-node sends per call of node n's tasks: north/south ones in *ns, east/west ones in *ew. */
 static void off_node_sends_of_node(const halo_layout *L, int n, long *ns, long *ew)
 {

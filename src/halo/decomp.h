@@ -33,8 +33,7 @@ int halo_grid_index(const halo_layout *L, int node, int local);
 int halo_node_of(const halo_layout *L, int g);
 /* Grid indices of the four neighbours, -1 beyond a non-periodic edge. */
 void halo_neighbours(const halo_layout *L, int g, int nb[NDIRS]);
-/* Off-node send/recvs per call: of one task, and the max and mean per node. */
-int halo_off_node_of_task(const halo_layout *L, int g);
+/* Off-node send/recvs per call: the max and mean per node. */
 void halo_off_node_per_node(const halo_layout *L, int *max_per_node, double *mean_per_node);
 /* The most bytes one node's tasks send to other nodes in one call (O(tasks), no allocation). */
 double halo_off_node_bytes_per_node(const halo_layout *L, size_t ns_bytes, size_t ew_bytes);

@@ -13,7 +13,7 @@ import os
 from jitterbench.mpi import MPI
 from jitterbench.rfm import environment, paper_system
 
-TOPOLOGY = os.path.join(os.path.dirname(os.path.abspath(__file__)), "topologies", "xt-6x4x8.txt")
+TOPOLOGY = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "topologies", "xt-6x4x8.txt")
 
 # Cray's MPT: the compiler driver cc compiles and links MPI programs (xt-pe, "compiler
 # driver scripts": G. Johansen, "The Cray XT Compilers", CUG 2007).  MPICH_MAX_SHORT_MSG_SIZE

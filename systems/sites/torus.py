@@ -11,7 +11,8 @@ extras["topology"], its topology file (systems/topologies/ has examples).
 import os
 import sys
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+if os.path.dirname(os.path.abspath(__file__)) not in sys.path:  # appended: see config.py
+    sys.path.append(os.path.dirname(os.path.abspath(__file__)))
 import vcluster  # noqa: E402  the same cluster, the same MPI set-up across nodes
 
 from jitterbench import mpi  # noqa: E402

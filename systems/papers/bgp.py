@@ -13,7 +13,7 @@ import os
 from jitterbench.mpi import MPI
 from jitterbench.rfm import environment, paper_system
 
-TOPOLOGY = os.path.join(os.path.dirname(os.path.abspath(__file__)), "topologies", "bgp-midplane-8x8x8.txt")
+TOPOLOGY = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "topologies", "bgp-midplane-8x8x8.txt")
 
 # IBM's MPI for BG/P, MPICH2 on DCMF: mpixlc compiles (GASNet's cross-configure-bgp:
 # MPI_CC='mpixlc'; ANL Surveyor's makefiles: CC := mpixlc).  DCMF_EAGER is its one

@@ -1,0 +1,323 @@
+"""The `jitterbench simulate` subcommands, each a driver of a model: alltoall and halo of
+jitterbench.simulate (resampling measured times), profile of jitterbench.profile (a measured
+step under other networks).  Each driver prints its table and returns what --json writes;
+the *_results functions compute without printing, for the papers' checks
+(reframe_checks/papers.py), which call them in ReFrame's process."""
+from __future__ import annotations
+
+import argparse
+import json
+from dataclasses import asdict
+
+import numpy as np
+
+from . import files, model, profile, results, simulate
+from .simulate import SimulationInputError
+from .tables import format_table
+
+
+# ---- argparse types: each a refusal in one line, naming the value ---------------------------
+
+def whole(minimum):
+    """A whole number >= minimum."""
+    def parse(text):
+        try:
+            value = int(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"'{text[:40]}' is not a whole number") from None
+        if value < minimum:
+            raise argparse.ArgumentTypeError(f"{value} is less than {minimum}")
+        return value
+    return parse
+
+
+def counts(text):
+    """Comma-separated whole numbers >= 1."""
+    try:
+        values = [int(v) for v in text.split(",")]
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"'{text}' is not a comma-separated list of whole numbers") from None
+    if any(v < 1 for v in values):
+        raise argparse.ArgumentTypeError(f"'{text}': every value must be at least 1")
+    return values
+
+
+def number(text):
+    """A finite number >= 0."""
+    value = files.parse_number(text)
+    if value is None or value < 0:
+        raise argparse.ArgumentTypeError(f"'{text[:40]}' is not a finite number >= 0")
+    return float(value)
+
+
+def numbers(text):
+    """Comma-separated finite numbers > 0."""
+    values = [files.parse_number(v) for v in text.split(",")]
+    if not values or any(v is None or v <= 0 for v in values):
+        raise argparse.ArgumentTypeError(f"'{text[:40]}' is not a comma-separated list of finite numbers > 0")
+    return [float(v) for v in values]
+
+
+def interrupts(text):
+    """PERIOD_US:TICK_US:RARE_RATE_PER_US:RARE_US."""
+    try:
+        period, tick, rate, rare = (float(v) for v in text.split(":"))
+        return simulate.Interrupts(period, tick, rate, rare)
+    except (ValueError, TypeError) as e:
+        raise argparse.ArgumentTypeError(f"'{text}' is not PERIOD_US:TICK_US:RARE_RATE_PER_US:RARE_US ({e})") from None
+
+
+def add_arguments(sim) -> None:
+    """The subcommands of the `simulate` parser sim."""
+    simsub = sim.add_subparsers(dest="what", required=True)
+    p = simsub.add_parser("alltoall", help="resample pairwise exchange times into all-to-alls (Tabe et al.)")
+    p.add_argument("samples", help="exchange times: one value in us per line, or a jb-alltoall JSON")
+    p.add_argument("--entry", type=whole(0), help="which results entry of a JSON with several samples")
+    p.add_argument("--procs", type=counts, default=[2, 4, 8, 16, 32], help="processor counts [2,4,8,16,32]")
+    p.add_argument("--trials", type=whole(1), default=100000, help="all-to-alls per processor count [100000]")
+    p.add_argument("--seed", type=whole(0), default=1, help="random seed [1]")
+    p.add_argument("--size", type=whole(0), default=1024, help="message bytes, for the throughput [1024]")
+    p.add_argument("--interrupts", type=interrupts,
+                   help="correlated interrupts PERIOD_US:TICK_US:RARE_RATE_PER_US:RARE_US instead of "
+                        "independent samples alone (the samples are then the uninterrupted times)")
+    p.add_argument("--interrupt-trace", help="correlated interrupts replayed from a trace file, one event per "
+                                             "line 'time_us cost_us' ('# length_us L' sets its period)")
+    p.add_argument("--json", help="write the results here")
+    p = simsub.add_parser("halo", help="predict jb-halo's MAX and AVG at larger task counts")
+    p.add_argument("halo_json", help="a jb-halo --json document")
+    p.add_argument("--entry", type=whole(0), help="which results entry [0]")
+    p.add_argument("--tasks", type=counts, default=[16, 64, 256, 1024, 4096], help="task counts")
+    p.add_argument("--seed", type=whole(0), default=1, help="random seed, for the bootstrap [1]")
+    p.add_argument("--interrupt-trace", help="every task also replays this noise trace (jb-noise --trace: "
+                                             "'start_us length_us' a line) from its own offset")
+    p.add_argument("--json", help="write the results here")
+    p = simsub.add_parser("profile", help="normalized run time under network profiles of "
+                                          "latency and bandwidth, with and without overlap (paper 004)")
+    p.add_argument("torus", nargs="*", help="jb-torus --json documents: a run without --work at two sizes or more "
+                                            "(the measured network's profile) and a run with --work at one of them")
+    p.add_argument("--pattern", help="the jb-torus pattern to read (default: the only one)")
+    p.add_argument("--work", type=whole(0), help="the jb-torus work size in bytes to read (default: the only one)")
+    p.add_argument("--size", type=whole(0), help="bytes per message (with documents: which size to read)")
+    p.add_argument("--messages", type=number, help="messages per step, sent one after another "
+                                                    "(default with documents: 2 per dimension)")
+    p.add_argument("--compute-us", type=number, help="computation per step, us (default with documents: the "
+                                                      "time per call with work less the time without)")
+    p.add_argument("--overlap-us", type=number, help="independent work per step that messages may hide behind, "
+                                                      "us (default: all the computation with jb-torus work, else 0)")
+    p.add_argument("--latencies-us", type=numbers, default=list(profile.LATENCIES_US), help="network latencies [1,2,4,8]")
+    p.add_argument("--bandwidths-mb-s", type=numbers, default=list(profile.BANDWIDTHS_MB_S),
+                   help="network bandwidths, MB/s = 10^6 bytes/s [1,2,5,...,2000,5000]")
+    p.add_argument("--statistic", choices=profile.STATISTICS, default="max_us",
+                   help="a call's time in the documents: max_us, the mean over calls of the per-call MAX over tasks "
+                        "(default), or p50_us, the median over calls of it")
+    p.add_argument("--json", help="write the results here")
+    p.add_argument("--figure", help="draw the normalized times here (SVG)")
+
+
+
+def run(args) -> None:
+    """The subcommand args.what: its table printed, its results written to args.json if given."""
+    out = {"alltoall": alltoall, "halo": halo, "profile": profile_command}[args.what](args)
+    if args.json:
+        try:
+            text = json.dumps(out, indent=1, allow_nan=False) + "\n"
+        except ValueError:
+            raise SimulationInputError(f"the results hold a number that is not finite; "
+                                       f"{args.json} not written") from None
+        files.write_text(args.json, text)
+
+
+# ---- alltoall ----------------------------------------------------------------------------------
+
+def alltoall_results(sample, procs, trials: int, seed: int, size: int, interrupts=None) -> list[dict]:
+    """The SP2 study's resampling simulator: trials all-to-alls on each P of procs, one random
+    stream of seed through them all; an entry per P."""
+    rng = np.random.default_rng(seed)
+    entries = []
+    for P in procs:
+        r = simulate.simulate_alltoall(sample, P, trials, rng, interrupts)
+        total, idle0 = r["total_us"], r["idle_us"][:, 0]
+        thr = simulate.throughput_mb_s(total, P, size)
+        entries.append({"P": P, "total_mean_us": float(total.mean()), "total_p50_us": float(np.percentile(total, 50)),
+                        "total_p99_us": float(np.percentile(total, 99)), "throughput_mean_mb_s": float(thr.mean()),
+                        "idle_mean_us": float(r["idle_us"].mean()), "idle0_zero_fraction": float((idle0 == 0).mean()),
+                        "idle0_p50_us": float(np.percentile(idle0, 50)), "idle0_p99_us": float(np.percentile(idle0, 99)),
+                        "idle0_max_us": float(idle0.max())})
+    return entries
+
+
+def alltoall(args) -> dict:
+    """jitterbench simulate alltoall: T all-to-alls on each P of --procs."""
+    sample = simulate.load_samples(args.samples, args.entry)
+    if not sample.all():
+        raise SimulationInputError(f"{args.samples}: an exchange time is 0: an all-to-all could take no "
+                                   "time, at an infinite throughput")
+    if args.interrupts and args.interrupt_trace:
+        raise SimulationInputError("give --interrupts or --interrupt-trace, not both")
+    interrupts = simulate.load_interrupt_trace(args.interrupt_trace) if args.interrupt_trace else args.interrupts
+    out = {"samples": str(args.samples), "sample_size": int(sample.size), "sample_mean_us": float(sample.mean()),
+           "sample_sd_us": float(sample.std(ddof=1)) if sample.size > 1 else 0.0, "trials": args.trials,
+           "seed": args.seed, "message_bytes": args.size,
+           "interrupts": vars(args.interrupts) if args.interrupts else args.interrupt_trace,
+           "procs": alltoall_results(sample, args.procs, args.trials, args.seed, args.size, interrupts)}
+    rows = [(str(e["P"]), f"{e['total_mean_us']:.1f}", f"{e['total_p99_us']:.1f}", f"{e['throughput_mean_mb_s']:.3f}",
+             f"{e['idle_mean_us']:.1f}", f"{e['idle0_zero_fraction']:.3f}", f"{e['idle0_p99_us']:.1f}")
+            for e in out["procs"]]
+    header = ("P", "total us", "p99 us", "throughput MB/s", "idle us/proc", "P(idle0=0)", "idle0 p99 us")
+    print(f"# {args.trials} simulated all-to-alls per P from {sample.size} exchange times "
+          f"(mean {out['sample_mean_us']:.1f} us, sd {out['sample_sd_us']:.1f} us); throughput for "
+          f"{args.size}-byte messages, as Table 1 defines it")
+    print(format_table(header, rows))
+    return out
+
+
+# ---- halo --------------------------------------------------------------------------------------
+
+def halo(args) -> dict:
+    """MAX at larger task counts from a jb-halo run's per-call MAX (run with --series)."""
+    doc = results.load(args.halo_json)
+    entry = args.entry or 0
+    if doc["benchmark"] != "halo" or len(doc["results"]) <= entry:
+        raise results.ResultsError(f"{args.halo_json}: not a jb-halo document with result {entry}")
+    r = doc["results"][entry]
+    if "series" not in r:
+        raise results.ResultsError(f"{args.halo_json}: result {entry} has no per-call series (run jb-halo with --series)")
+
+    def need(ok, field, what):
+        if not ok:
+            raise results.ResultsError(f"{args.halo_json}: field {field} {what}")
+
+    measured_tasks = doc["metadata"].get("ranks")
+    need(isinstance(measured_tasks, int) and measured_tasks >= 1, "metadata.ranks", "is not a task count >= 1")
+    field = f"results[{entry}]"
+    series = r["series"]["max_us"]  # results.load: a list of numbers
+    need(series and min(series) >= 0, f"{field}.series.max_us", "is empty or holds a time < 0")
+    need(r.get("calls", 0) >= 1, f"{field}.calls", "is missing or 0")
+    need(r.get("max_us") is not None, f"{field}.max_us", "is missing")
+    need(r.get("avg_us") is not None and r["avg_us"] > 0, f"{field}.avg_us", "is not a time > 0")
+    bins = (r.get("histogram") or {}).get("bins")
+    need(bins and all(lo >= 0 and (hi is None or hi >= lo) and isinstance(n, int) and n >= 0 for lo, hi, n in bins)
+         and sum(n for _, _, n in bins) > 0, f"{field}.histogram.bins", "is not [lower_us >= 0, upper_us, count >= 0] "
+         "with a count > 0")
+    # upward only: below N0 a task no longer waits for as many neighbours, so AVG changes too
+    tasks = sorted({n for n in args.tasks if n >= measured_tasks} | {measured_tasks})
+    rng = np.random.default_rng(args.seed)
+    pred = simulate.halo_extrapolation(r["series"]["max_us"], measured_tasks, tasks, rng)
+    # Without the barrier's coupling tasks drift apart, delays average out within each task,
+    # and the run's MAX is the slowest task's mean per call.  Per-task times come from the
+    # merged histogram (bin middles), which also counts a task's waits for a delayed
+    # neighbour: from a run of more than one task this limit is an overestimate.
+    per_task = model.per_task_times(bins)
+    uncoupled = simulate.halo_prediction(per_task, tasks, rng, r["calls"], barrier_coupled=False, n_boot=5)
+    # every task also replays a noise trace (jb-noise --trace) from its own offset
+    trace = simulate.load_interrupt_trace(args.interrupt_trace) if args.interrupt_trace else None
+    noisy = simulate.halo_trace_prediction(series, measured_tasks, tasks, trace, rng) if trace else {}
+    out = {"source": str(args.halo_json), "pattern": r.get("pattern"), "measured_tasks": measured_tasks,
+           "measured_max_us": r["max_us"], "measured_avg_us": r["avg_us"], "interrupt_trace": args.interrupt_trace,
+           "predictions": []}
+    rows = []
+    for N in tasks:
+        p = pred[N]
+        # AVG is the per-task mean, which does not depend on N when tasks are alike
+        out["predictions"].append({"tasks": N, "max_us": p["max_mean"], "max_se_us": p["max_se"],
+                                   "avg_us": r["avg_us"], "ratio": p["max_mean"] / r["avg_us"],
+                                   "max_uncoupled_us": uncoupled[N]["max_mean"]})
+        rows.append((str(N), f"{p['max_mean']:.1f} +- {2 * p['max_se']:.1f}", f"{r['avg_us']:.1f}",
+                     f"{p['max_mean'] / r['avg_us']:.2f}", f"{uncoupled[N]['max_mean']:.1f}",
+                     f"{r['max_us']:.1f}" if N == measured_tasks else ""))
+        if trace:
+            t = noisy[N]
+            out["predictions"][-1].update(max_trace_us=t["max_mean"], max_trace_se_us=t["max_se"],
+                                          detour_fraction=t["detour_fraction"],
+                                          detour_fraction_se=t["detour_fraction_se"])
+            rows[-1] += (f"{t['max_mean']:.1f} +- {2 * t['max_se']:.1f}",
+                         f"{t['detour_fraction']:.4f} +- {2 * t['detour_fraction_se']:.4f}")
+    print(f"# per-call MAX from the {len(r['series']['max_us'])} per-call MAX values of {measured_tasks} tasks in "
+          f"{args.halo_json}: CDF G^(N/{measured_tasks}) (barrier-coupled calls, tasks alike and independent; "
+          "+- two bootstrap standard errors)")
+    if trace:
+        print(f"# MAX with trace: every task also replays the {trace.times.size} detours of {args.interrupt_trace} "
+              f"({trace.length / 1e6:.6g} s) from its own offset; P(detour): the share of calls in which some task "
+              "meets one")
+    print(format_table(("tasks", "MAX us", "AVG us", "MAX/AVG", "MAX uncoupled", "measured MAX")
+                        + (("MAX with trace", "P(detour)") if trace else ()), rows))
+    return out
+
+
+# ---- profile -----------------------------------------------------------------------------------
+
+def profile_results(torus=(), *, statistic="max_us", pattern=None, size=None, work=None, messages=None,
+                    compute_us=None, overlap_us=None, latencies_us=profile.LATENCIES_US,
+                    bandwidths_mb_s=profile.BANDWIDTHS_MB_S) -> dict:
+    """The step, of jb-torus documents (torus) or given whole (compute_us, messages, size,
+    overlap_us), under every network profile of latencies_us by bandwidths_mb_s; from documents
+    also the measured network's fitted profile and the model's times at it beside the measured
+    ones.  What the model cannot use raises SimulationInputError naming it."""
+    got = None
+    if torus:
+        got = profile.from_torus(profile.torus_results(torus, statistic), pattern, size, work)
+        compute = compute_us if compute_us is not None else got["compute_us"]
+        if compute is None:
+            raise SimulationInputError("the documents hold no run with --work: give --compute-us")
+        overlap = overlap_us if overlap_us is not None else (compute if got["compute_us"] is not None else 0.0)
+        if got["size"] is None:
+            profile.the_only(list(got["sizes"]), "message sizes", "--size")
+        step = profile.Step(compute, messages if messages is not None else got["messages"], got["size"], overlap)
+    else:
+        if pattern or work is not None:
+            raise SimulationInputError("--pattern and --work choose among jb-torus documents: give some")
+        missing = [o for o, v in (("--compute-us", compute_us), ("--messages", messages), ("--size", size))
+                   if v is None]
+        if missing:
+            raise SimulationInputError(f"give jb-torus documents, or {', '.join(missing)}")
+        step = profile.Step(compute_us, messages, size, overlap_us or 0.0)
+    step.check()
+    lats, bws = list(latencies_us), list(bandwidths_mb_s)
+    out = {"model": "comm = messages (latency + size / bandwidth), zero overhead; step = compute + comm, with "
+                    "overlap compute + max(0, comm - overlap)",
+           "normalized_to": "the step on an ideal network (zero latency, infinite bandwidth): compute_us",
+           "step": asdict(step), "latencies_us": lats, "bandwidths_mb_s": bws,
+           "profiles": profile.grid(step, lats, bws)}
+    if got:
+        out.update(source={**{k: got[k] for k in ("pattern", "ndims", "work_bytes", "sources")},
+                           "statistic": statistic}, fit=got["fit"], measured=got["measured"])
+        fit = got["fit"]
+        if fit and got["measured"]:
+            out["check"] = {"after_us": profile.step_us(step, fit["latency_us"], fit["bandwidth_mb_s"], False),
+                            "before_us": profile.step_us(step, fit["latency_us"], fit["bandwidth_mb_s"], True)}
+    return out
+
+
+def profile_command(args) -> dict:
+    """jitterbench simulate profile: the table on stdout (and the figure), the results returned."""
+    if args.figure and not str(args.figure).endswith(".svg"):
+        raise SimulationInputError(f"{args.figure}: the figure is SVG; name a file ending in .svg")
+    out = profile_results(args.torus, statistic=args.statistic, pattern=args.pattern, size=args.size,
+                          work=args.work, messages=args.messages, compute_us=args.compute_us,
+                          overlap_us=args.overlap_us, latencies_us=args.latencies_us,
+                          bandwidths_mb_s=args.bandwidths_mb_s)
+    step, lats, bws, rows = profile.Step(**out["step"]), out["latencies_us"], out["bandwidths_mb_s"], out["profiles"]
+    print(f"# step: compute {step.compute_us:.6g} us, {step.messages:g} message(s) of {step.size:g} bytes, "
+          f"overlap {step.overlap_us:.6g} us; zero overhead; MB = 10^6 bytes")
+    fit = out.get("fit")
+    if fit:
+        print(f"# the measured network ({out['source']['pattern']}, {len(fit['points'])} sizes without work): "
+              f"latency {fit['latency_us']:.4g} us, bandwidth {fit['bandwidth_mb_s']:.4g} MB/s per node "
+              f"({fit['messages']:g} messages a call)")
+    if "check" in out:
+        m, check = out["measured"], out["check"]
+        print(f"# the model at that profile: {check['after_us']:.1f} us a call without overlap (measured "
+              f"{m['after_us']:.1f}), {check['before_us']:.1f} us with (measured {m['before_us']:.1f})")
+    print("# normalized execution time: the step under the profile / the step on an ideal network "
+          "(its computation); 'ov': with overlap")
+    header = ("MB/s",) + tuple(h for lat in lats for h in (f"{lat:g} us", f"{lat:g} us ov"))
+    table = []
+    for i, bw in enumerate(bws):
+        cells = rows[i * len(lats):(i + 1) * len(lats)]
+        table.append((f"{bw:g}",) + tuple(f"{c[k]:.3f}" for c in cells for k in ("normalized", "normalized_overlap")))
+    print(format_table(header, table))
+    if args.figure:
+        title = (f"compute {step.compute_us:.4g} us, {step.messages:g} x {step.size:g} B, overlap "
+                 f"{step.overlap_us:.4g} us; zero overhead")
+        files.write_text(args.figure, profile.figure_svg(step, rows, lats, title))
+    return out
