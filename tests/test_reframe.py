@@ -410,6 +410,7 @@ def cpu_hogs(count, seconds):
     return [subprocess.Popen([sys.executable, "-c", busy]) for _ in range(count)]
 
 
+@pytest.mark.reframe
 def test_a_run_beside_cpu_hogs_fails_as_disturbed_naming_the_node_and_its_load_and_a_quiet_run_passes(tmp_path):
     """The disturbed-run rule (jitterbench.checks.disturbed: runnable - job tasks > CPUs on a node, at
     the start or the end of the run) acts: beside more busy processes than the machine has CPUs,
@@ -446,6 +447,7 @@ def test_a_run_beside_cpu_hogs_fails_as_disturbed_naming_the_node_and_its_load_a
             assert int(fields["runnable"]) - 2 <= int(fields["cpus"])  # a logged pass keeps the rule
 
 
+@pytest.mark.unit
 def test_the_disturbed_run_rule_reads_the_load_line_exactly():
     from jitterbench.load import disturbance, disturbed, load_samples
     line = ("before_node=n1 before_load1=3.50 before_runnable=5 before_tasks_total=200 before_steal_pct=0.25 "
