@@ -25,7 +25,7 @@ def load_samples(line: str) -> dict:
 
 def disturbed(sample: dict) -> bool:
     """The disturbed-run rule: at the start or the end of a run, the runnable tasks on a node
-    (the median of 11 reads over 100 ms, this job's included) exceed the node's online CPUs by
+    (the median of 5 reads over 20 ms, this job's included) exceed the node's online CPUs by
     more than the job's own tasks there, runnable - job_tasks > cpus: what else runs there
     could keep every CPU busy by itself, so the job's ranks wait for a CPU and the times
     measure the scheduler.  A sample the kernel did not give (runnable < 0) is no evidence."""

@@ -1,7 +1,7 @@
 /* The load beside a run: what else the nodes were running, at the start and at
  * the end.  One task per node reads /proc/loadavg (1-minute load, runnable and
- * total tasks of the kernel; the runnable count as the median of 11 reads over
- * 100 ms) and /proc/stat (CPU steal, where the kernel counts
+ * total tasks of the kernel; the runnable count as the median of 5 reads over
+ * 20 ms) and /proc/stat (CPU steal, where the kernel counts
  * it); the run records, before and after, the node where the most runnable tasks
  * exceed the node's CPUs and the job's own tasks there, with its figures. */
 #ifndef JB_LOAD_H

@@ -51,17 +51,18 @@ static void read_node(const jb_ctx *ctx, int at_end, jb_load_sample_t *s)
     s->taken = 1;
     s->steal_pct = -1;
     s->load1 = -1, s->runnable = s->tasks_total = -1;
-    /* the runnable count is an instant: the median of READS reads 10 ms apart, so a
+    /* the runnable count is an instant: the median of READS reads 5 ms apart, so a
      * process that runs for a moment (a `ps`, a shell) does not count, one that keeps
-     * a CPU busy does */
-    enum { READS = 11 };
+     * a CPU busy does; 20 ms at start and at end, as a test suite starts a run thousands
+     * of times */
+    enum { READS = 5 };
     long runnable[READS];
     int got = 0;
     for (int k = 0; k < READS; k++) {
         if (read_loadavg(&s->load1, &runnable[got], &s->tasks_total) == 0)
             got++;
         if (k + 1 < READS)
-            usleep(10000);
+            usleep(5000);
     }
     if (got) {
         qsort(runnable, (size_t)got, sizeof *runnable, by_value);
