@@ -281,11 +281,17 @@ def _case_problem(case):
 
 def report_cases(path):
     """(session_info, test cases) of a ReFrame run report: the cases that ran, without the
-    fixtures (the build) and the cases skipped before they measured anything.  Every
-    command reads run reports through it: table, reference, report and compare."""
+    fixtures (the build) and the cases skipped before they measured anything, each case its
+    last attempt (a retried case, --max-retries, appears again in a later run of the report;
+    its failed attempt is neither its verdict nor a repeat).  Every command reads run reports
+    through it: table, reference, report and compare."""
     report = read_report(path)
-    return report["session_info"], [c for run in report["runs"] for c in run.get("testcases", [])
-                                    if not c.get("fixture") and (c["result"] != "skip" or c.get("perfvalues"))]
+    last = {}
+    for run in report["runs"]:
+        for c in run.get("testcases", []):
+            if not c.get("fixture") and (c["result"] != "skip" or c.get("perfvalues")):
+                last[(c["display_name"], c["system"], c["partition"], c["environ"])] = c
+    return report["session_info"], list(last.values())
 
 
 def _measured(report_paths):
