@@ -47,7 +47,6 @@ import statistics
 import sys
 
 import reframe as rfm
-import reframe.core.runtime as rt
 import reframe.utility.sanity as sn
 import reframe.utility.typecheck as typ
 from reframe.core.builtins import parameter, run_after, run_before, sanity_function, variable
