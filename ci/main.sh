@@ -1,17 +1,41 @@
 #!/usr/bin/env bash
 # The main job: set up, run the quick acceptance suite on this machine with
-# ReFrame for every MPI found, then print one table: check, parameters, MAX,
-# AVG, reference, pass/fail, and write the HTML report (output/report/index.html).
-# Everything the run leaves is in output/.
+# ReFrame for every MPI found, then print one table: per check and MPI, its verdict
+# against the references, and write the HTML report (output/report/index.html).
+# Arguments go to ReFrame (e.g. -n HaloCheck).  Everything the run leaves is in output/.
+#
+# References are the machine's own: a run takes a file's references only where its
+# fingerprint (CPU, MPI libraries, transports) matches the run's (docs/references.md).
+# Where no file matches, this job records a baseline: BASELINE_RUNS quick runs in all
+# (this one and the rest, about 2 minutes each on a 2-core machine), made into
+# output/references/<system>.yaml, which the next run asserts against.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 bash ci/setup.sh || exit 1
 export PATH=$PWD/.venv/bin:$PATH
 export JB_OUTPUT=${JB_OUTPUT:-$PWD/output}
+BASELINE_RUNS=5  # the fewest repeats a bound takes (jitterbench/bounds.py, MIN_REPEATS)
 rm -rf "$JB_OUTPUT/stage" "$JB_OUTPUT/report.json"
 
-reframe -C systems/config.py --mode quick -r
+reframe -C systems/config.py --mode quick -r "$@"
 status=$?
+if [ -s "$JB_OUTPUT/report.json" ] && ! jitterbench reference --check "$JB_OUTPUT/report.json" \
+        >"$JB_OUTPUT/machine.txt" 2>&1; then
+    started=$SECONDS
+    baseline=$(mktemp -d "$JB_OUTPUT/baseline-$(date -u +%Y%m%dT%H%M%S)-XXXX")
+    echo
+    echo "== No references of this machine ($JB_OUTPUT/machine.txt says why): recording a baseline of" \
+         "$BASELINE_RUNS quick runs in $baseline; the next run asserts against it"
+    cp "$JB_OUTPUT/report.json" "$baseline/run-1.json"
+    for k in $(seq 2 $BASELINE_RUNS); do
+        reframe -C systems/config.py --mode quick -r "$@" --report-file "$baseline/run-$k.json" \
+            >"$baseline/run-$k.log" 2>&1 || echo "   baseline run $k: some case failed ($baseline/run-$k.log)"
+    done
+    mkdir -p "$JB_OUTPUT/references"
+    jitterbench reference "$baseline"/run-*.json -o "$JB_OUTPUT/references" \
+        --measured-by "ci/main.sh's baseline on $(hostname)" || status=1
+    echo "   the baseline took $((SECONDS - started)) s"
+fi
 echo
 echo "== The quick suite on $(hostname): the verdict per check and MPI; the worst asserted variable, its slowdown"
 echo "   against the reference (ratio) and the smallest the reference detects; MAX and AVG there, us per call"

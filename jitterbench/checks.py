@@ -18,9 +18,9 @@ import reframe.utility.typecheck as typ
 from reframe.core.builtins import fixture, parameter, run_after, run_before, sanity_function, variable
 from reframe.core.exceptions import ReframeError, SanityError
 
-from . import benchmarks, references, sweeps, transports
+from . import benchmarks, fingerprint, references, sweeps, transports
 from .load import disturbance, disturbed, load_samples
-from .rfm import REFERENCE_DIR, SOURCES, install_prefix, per_node_scale, scale
+from .rfm import REFERENCE_DIRS, REPO, SOURCES, reference_files, install_prefix, per_node_scale, scale
 
 
 def partitions(feature="mpi"):
@@ -116,33 +116,65 @@ class JitterbenchBuild(rfm.CompileOnlyRegressionTest):
 
 
 class SystemReferences(rfm.RegressionTestPlugin):
-    """References from reference_data/<system>.yaml through ReFrame's `$ref`.  With
-    strict_references (acceptance mode) a missing file fails the test; a malformed one
-    always does, naming the entry.  The check runs against its own entry of the file, with
-    the variables the rules do not assert unbounded (references.asserted_only: maxima over
-    calls, percentiles this run's calls cannot bound), written into its stage folder;
-    not_asserted names them."""
+    """References from <system>.yaml through ReFrame's `$ref`: the machine's own (the main job's
+    baseline), else reference_data's (rfm.reference_files).  With strict_references
+    (acceptance mode) a missing file fails the test; a malformed one always does, naming the
+    entry.  The check runs against its own entry of the file, with the variables the rules do
+    not assert unbounded (references.asserted_only: maxima over calls, percentiles this run's
+    calls cannot bound), written into its stage folder; not_asserted names them.  A check whose
+    run says what machine it ran on takes the first file whose fingerprint that run matches
+    (take_the_machines_references); references_from names the file, or why none."""
 
     strict_references = variable(typ.Bool, value=False)
     not_asserted = variable(str, value="", loggable=True)
+    references_from = variable(str, value="", loggable=True)
 
     @run_after("setup")
     def system_references(self):
-        path = os.path.join(REFERENCE_DIR, f"{self.current_system.name}.yaml")
-        if not os.path.exists(path):
+        self.reference_docs = []
+        for path in reference_files(self.current_system.name):
+            try:
+                self.reference_docs.append((path, references.load(path)))
+            except references.ReferenceFileError as e:
+                raise ReframeError(str(e)) from None
+        if not self.reference_docs:
             if self.strict_references:
-                raise ReframeError(f"no reference file for system '{self.current_system.name}': {path}")
+                raise ReframeError(f"no reference file for system '{self.current_system.name}' in "
+                                   f"{' or '.join(REFERENCE_DIRS)}")
+            self.references_from = "none: no file for this system"
             return
-        try:
-            doc = references.load(path)
-        except references.ReferenceFileError as e:
-            raise ReframeError(str(e)) from None
+        self.reference = {"$ref": self.stage_references(*self.reference_docs[0])}
+
+    def stage_references(self, path, doc):
+        """Writes this check's entry of doc, asserted variables only, as the stage's references.yaml."""
         own, released = references.asserted_only(doc, type(self).__name__, getattr(self, "calls", None) or None)
         self.not_asserted = ",".join(released)
+        self.references_from = os.path.relpath(path, REPO) if path.startswith(REPO + os.sep) else path
         mine = os.path.join(self.stagedir, "references.yaml")
         with open(mine, "w") as f:
             f.write(references.dump(own))
-        self.reference = {"$ref": mine}
+        return mine
+
+    def take_the_machines_references(self, facts):
+        """After the run: the first file whose fingerprint matches what the run said of its
+        machine (facts: cpu, mpi_library, transport), else none, saying why (strict: a failure)."""
+        if not self.reference_docs:
+            return
+        why = []
+        for path, doc in self.reference_docs:
+            differ = fingerprint.differences(doc.get("fingerprint"), facts, self.current_environ.name)
+            if not differ:
+                if path != self.reference_docs[0][0]:
+                    self.stage_references(path, doc)
+                    self.reference.resolve_external_references(self)
+                return
+            why.append(f"{os.path.basename(os.path.dirname(path))}/{os.path.basename(path)}: {'; '.join(differ)}")
+        path, doc = self.reference_docs[0]
+        self.stage_references(path, {"provenance": doc["provenance"]})  # no entry: nothing asserted
+        self.reference.resolve_external_references(self)
+        self.references_from = "none of this machine: " + " | ".join(why)
+        if self.strict_references:
+            raise ReframeError(f"no references of this machine: {' | '.join(why)}")
 
 
 class MpiCheck(rfm.RunOnlyRegressionTest, SystemReferences):
@@ -347,6 +379,7 @@ class JitterbenchCheck(MpiCheck):
     eager_limit = parameter(["default", "2048", "8192", "65536"], type=str, loggable=True)
     eager_var = variable(str, value="", loggable=True)
     mpi_library = variable(str, value="", loggable=True)
+    cpu = variable(str, value="", loggable=True)  # rank 0's node: 'MODEL; N CPUs' ('# cpu:')
     node_list = variable(str, value="", loggable=True)  # the nodes the benchmark itself ran on
     # timed calls (cycles) per run; 0 keeps the benchmark's own default.  The quick
     # mode sets fewer with -S calls=N.
@@ -411,10 +444,13 @@ class JitterbenchCheck(MpiCheck):
             return
         stdout = os.path.join(self.stagedir, self.stdout.evaluate())
         self.mpi_library = sn.evaluate(sn.extractsingle(r"^# mpi_library: (.*)$", stdout, 1)).strip()
+        self.cpu = sn.evaluate(sn.extractsingle(r"^# cpu: (.*)$", stdout, 1)).strip()
         self.node_list = sn.evaluate(sn.extractsingle(r"^# node_list: (.*)$", stdout, 1)).strip()
         self.binding = sn.evaluate(sn.extractsingle(r"^# binding: (\S+)", stdout, 1))
         self.cpu_sets = sn.evaluate(sn.extractsingle(r"^# cpu_sets: (.*)$", stdout, 1)).strip()
         self.network = sn.evaluate(sn.extractsingle(r"^# network: (.*)$", stdout, 1)).strip()
+        self.take_the_machines_references({"cpu": self.cpu, "mpi_library": self.mpi_library,
+                                           "transport": self.transport})
 
     @run_before("sanity")
     def read_the_load(self):

@@ -82,11 +82,18 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("reports", nargs="+", help="ReFrame run reports (--report-file)")
     p.add_argument("--all", action="store_true", help="one line per test case and swept value instead: its "
                                                       "parameters, MAX, AVG, other values, reference and result")
-    p = sub.add_parser("reference", help="turn ReFrame runs of one system into its reference file")
-    p.add_argument("reports", nargs="+", help="ReFrame run reports (--report-file), one per repeat")
-    p.add_argument("--system", required=True, help="the ReFrame system the references are for")
-    p.add_argument("-o", "--output", required=True, help="the reference file to write, e.g. reference_data/local.yaml "
-                                                         "(replaced whole, or left as it was)")
+    p = sub.add_parser("reference", help="turn ReFrame runs of one system into its reference file; --check: whether "
+                                         "a file is of this machine")
+    p.add_argument("reports", nargs="+", metavar="REPORT",
+                   help="ReFrame run reports (--report-file), one per repeat; with --check, reference files (.yaml) "
+                        "and/or run reports")
+    p.add_argument("--check", action="store_true",
+                   help="whether the machine matches a reference file's fingerprint: the machine a run report "
+                        "describes (CPU, MPIs, transports), else this host (CPU); without a file, the files its "
+                        "system would be judged by. Exit 0: one matches; 1: none")
+    p.add_argument("--system", help="the ReFrame system the references are for (default: the reports' one system)")
+    p.add_argument("-o", "--output", help="the reference file to write, e.g. reference_data/local.yaml, or a folder "
+                                          "to write <system>.yaml in (replaced whole, or left as it was)")
     p.add_argument("--measured-by", help="who measured (default: user@host)")
     p.add_argument("--false-alarm-rate", type=_finite, default=bounds.FALSE_ALARM_RATE,
                    help="the suite's false-alarm rate per run on a clean machine, split over the asserted variables "
@@ -117,7 +124,7 @@ def parser() -> argparse.ArgumentParser:
     return parser
 
 
-def run(args) -> None:
+def run(args) -> int:
     if args.command == "summarize":
         print(summarize(args.files))
     elif args.command == "table":
@@ -128,15 +135,24 @@ def run(args) -> None:
         site.command(args)
     elif args.command in ("report", "compare"):
         print(f"wrote {write_report(args)}")
+    elif args.command == "reference" and args.check:
+        matched, lines = references.check_machine(args.reports, args.system)
+        print("\n".join(lines))
+        return 0 if matched else 1
     elif args.command == "reference":
-        doc = references.build(args.reports, args.system, args.measured_by or _user_at_host(),
+        if not args.output:
+            raise references.ReferenceFileError("name the reference file to write with -o FILE (or a folder)")
+        system = args.system or references.system_of(args.reports)
+        output = os.path.join(args.output, f"{system}.yaml") if os.path.isdir(args.output) else args.output
+        doc = references.build(args.reports, system, args.measured_by or _user_at_host(),
                                args.false_alarm_rate, args.max_detectable)
         text = references.dump(doc)
-        references.loads(text, args.output)  # the file ReFrame will read: checked before it replaces any
-        files.write_text(args.output, text)
-        print(f"wrote {args.output}: {sum(1 for k in doc if k not in references.SECTIONS)} check(s) "
-              f"for system {args.system}, {doc['provenance']['asserted']} variable(s) asserted, "
+        references.loads(text, output)  # the file ReFrame will read: checked before it replaces any
+        files.write_text(output, text)
+        print(f"wrote {output}: {sum(1 for k in doc if k not in references.SECTIONS)} check(s) "
+              f"for system {system}, {doc['provenance']['asserted']} variable(s) asserted, "
               f"{len(doc.get('not_assertable', []))} not assertable")
+    return 0
 
 
 # What a bad input or output raises: each one line naming the file, and where it applies the field.
@@ -156,7 +172,7 @@ def main(argv=None) -> int:
             print("jitterbench: interrupted", file=sys.stderr)
             return 130
     try:
-        run(parser().parse_args(argv))
+        return run(parser().parse_args(argv))
     except ERRORS as e:
         print(f"jitterbench: error: {e}", file=sys.stderr)
         return 2

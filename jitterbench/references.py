@@ -39,6 +39,9 @@ unbounded ([value, null, null, unit]), each with its slowdown and why:
       - {check: HaloCheck, at: [local:default, mpich, 1, ...], variable: p99_isend-recv_4096,
          detectable_slowdown: 3.41, reason: 'noise: ...'}
 
+Its section `fingerprint` names the machine the numbers are of (jitterbench/fingerprint.py):
+a check takes a file's references only where its run matches it.
+
 A bounded entry's minimum detectable slowdown is its threshold: 1 + upper where lower is
 better, 1 / (1 + lower) where higher is (detectable_slowdown()).
 
@@ -59,12 +62,12 @@ import subprocess
 import numpy as np
 import yaml
 
-from . import benchmarks, bounds, sweeps
+from . import benchmarks, bounds, fingerprint, sweeps
 from .files import is_number, loads_yaml, read_json, read_text
 
 PROVENANCE_KEYS = ("system", "source", "date", "method")
 # the top-level keys of a file that are not checks (ReFrame ignores them)
-SECTIONS = ("provenance", "stated", "not_assertable")
+SECTIONS = ("provenance", "fingerprint", "stated", "not_assertable")
 
 # The measured counterparts a `stated` entry may name: each benchmark's descriptor
 # (jitterbench/benchmarks/) computes its own and says where they are taken (`at`).
@@ -98,6 +101,9 @@ def loads(text, path) -> dict:
             continue
         if check == "not_assertable":
             _check_not_assertable(path, entry)
+            continue
+        if check == "fingerprint":
+            _check_fingerprint(path, entry)
             continue
         if not isinstance(entry, dict) or not isinstance(entry.get("$index"), list):
             raise ReferenceFileError(f"{path}: {check}: expected a mapping with an '$index' list")
@@ -179,6 +185,25 @@ def _check_not_assertable(path, items):
             problem = f"detectable_slowdown must be a number >= 1 or null, got {item['detectable_slowdown']!r}"
         if problem:
             raise ReferenceFileError(f"{path}: not_assertable[{i}]: {problem}")
+
+
+def _check_fingerprint(path, fp):
+    """The machine the file's numbers are of (jitterbench/fingerprint.py)."""
+    def texts(value):
+        return isinstance(value, list) and all(isinstance(v, str) for v in value)
+    problem = None
+    if not isinstance(fp, dict) or not isinstance(fp.get("system"), str):
+        problem = "expected a mapping with the system's name"
+    elif not texts(fp.get("cpu", [])) or not texts(fp.get("hosts", [])):
+        problem = "cpu and hosts must be lists of strings"
+    elif not (isinstance(fp.get("nodes", []), list) and all(isinstance(n, int) for n in fp.get("nodes", []))):
+        problem = "nodes must be a list of node counts"
+    else:
+        problem = next((f"{field} must map each environment to a list of strings" for field in fingerprint.PER_ENVIRON
+                        if not (isinstance(fp.get(field, {}), dict) and all(map(texts, fp.get(field, {}).values())))),
+                       None)
+    if problem:
+        raise ReferenceFileError(f"{path}: fingerprint: {problem}")
 
 
 def _check_level(path, where, node, depth):
@@ -440,11 +465,12 @@ def build(report_paths, system, measured_by, false_alarm_rate=bounds.FALSE_ALARM
     if len(report_paths) < bounds.MIN_REPEATS:
         raise ReferenceFileError(f"{len(report_paths)} run report(s) given: a bound needs at least "
                                  f"{bounds.MIN_REPEATS} repeats, each a ReFrame run of its own")
-    samples, units, index, calls, facts = {}, {}, {}, {}, {k: set() for k in (
-        "versions", "dates", "commands", "hosts", "mpis", "modes", "calls")}
+    samples, units, index, calls, facts, cases = {}, {}, {}, {}, {k: set() for k in (
+        "versions", "dates", "commands", "hosts", "modes", "calls")}, []
     for path, info, case in _measured(report_paths):
         if case.get("system") != system:
             continue
+        cases.append(case)
         try:
             facts["dates"].add(datetime.fromtimestamp(info["time_start_unix"], timezone.utc).date().isoformat())
         except (KeyError, TypeError, ValueError, OverflowError, OSError):
@@ -456,8 +482,6 @@ def build(report_paths, system, measured_by, false_alarm_rate=bounds.FALSE_ALARM
         facts["hosts"].add(str(info.get("hostname", "?")))
         mode = re.search(r"--mode[= ](\S+)", command)
         facts["modes"].add(mode[1] if mode else "(none)")
-        if case.get("mpi_library"):
-            facts["mpis"].add(str(case["mpi_library"]))
         check = case["display_name"].split()[0]
         index.setdefault(check, index_of(case))
         key = (f"{case['system']}:{case['partition']}", case["environ"], *parameters(case).values())
@@ -514,12 +538,10 @@ def build(report_paths, system, measured_by, false_alarm_rate=bounds.FALSE_ALARM
         "max_detectable": max_detectable,
         "jitterbench_commit": commit(),
         "reframe": ", ".join(sorted(facts["versions"])),
-        "hosts": sorted(facts["hosts"]),
-        "mpis": sorted(facts["mpis"]),
         "modes": sorted(facts["modes"]),
         "calls": calls_used if calls_used else "the benchmarks' defaults",
         "commands": sorted(facts["commands"]),
-    }}
+    }, "fingerprint": fingerprint.of_cases(system, cases, facts["hosts"])}
     for (check, key, var), values in sorted(samples.items(), key=lambda kv: repr(kv[0])):
         node = doc.setdefault(check, {"$index": index[check]})
         for part in key:
@@ -541,6 +563,46 @@ def build(report_paths, system, measured_by, false_alarm_rate=bounds.FALSE_ALARM
                                   "detectable_slowdown": None if mds is None else _significant(mds, 4), "reason": why}
                                  for check, key, var, mds, why in sorted(not_assertable, key=repr)]
     return doc
+
+
+def system_of(report_paths) -> str:
+    """The one system whose cases the run reports hold (for --system's default)."""
+    systems = sorted({case["system"] for _, _, case in _measured(report_paths)})
+    if len(systems) != 1:
+        raise ReferenceFileError(f"the reports hold {'no measured case' if not systems else 'the systems ' + ', '.join(systems)}"
+                                 f": name the one the references are for with --system")
+    return systems[0]
+
+
+def check_machine(paths, system=None):
+    """Whether a machine matches reference files' fingerprints: (matched, one line per file).
+    paths: reference files (.yaml) and run reports; the machine is the reports' (each measured
+    case's CPU, MPI library and transport under its environment), else this host's CPU; the
+    files are those given, else the ones the reports' system is judged by (rfm.reference_files)."""
+    from . import rfm  # noqa: PLC0415  imports ReFrame's launchers: only where the lookup is needed
+    files_given = [p for p in paths if str(p).endswith((".yaml", ".yml"))]
+    reports = [p for p in paths if p not in files_given]
+    cases = [case for _, _, case in _measured(reports)]
+    if reports and not cases:
+        raise ReferenceFileError(f"{', '.join(map(str, reports))}: no measured case to take the machine from")
+    system = system or (system_of(reports) if reports else None)
+    cases = [c for c in cases if system is None or c["system"] == system]
+    facts = [({f: c.get(f) for f in fingerprint.MATCHED}, c["environ"]) for c in cases] or \
+        [({"cpu": fingerprint.this_host()}, None)]
+    if not files_given and not system:
+        raise ReferenceFileError("name a reference file, or a run report whose system's files to check")
+    candidates = files_given or rfm.reference_files(system)
+    if not candidates:
+        return False, [f"no reference file for system '{system}' in {' or '.join(rfm.REFERENCE_DIRS)}"]
+    matched, lines = False, []
+    for path in candidates:
+        fp = load(path).get("fingerprint")
+        differ = sorted({d for f, environ in facts for d in fingerprint.differences(fp, f, environ)})
+        matched = matched or not differ
+        what = "the run's machine" if reports else f"this host (cpu '{facts[0][0]['cpu']}')"
+        lines.append(f"{path}: not of {what}: {'; '.join(differ)}" if differ else
+                     f"{path}: {what} matches" + ("" if fp else " (the file names no machine)"))
+    return matched, lines
 
 
 def dump(doc) -> str:

@@ -72,6 +72,7 @@ class Verdict:
     worst: Judged | None
     at: str
     failed: list
+    why_none: str = "(none asserted)"  # when no variable is: none, or no references of this machine
 
 
 def summarize(cases, outcomes=None) -> list:
@@ -88,8 +89,10 @@ def summarize(cases, outcomes=None) -> list:
         every = [j for c in group for j in judged(c)]
         worst = max(every, key=lambda j: j.ratio / j.detectable, default=None)
         varying = {k for k in (worst.case.params if worst else ()) if len({str(c.params.get(k)) for c in group}) > 1}
+        foreign = any(str(c.meta.get("references_from", "")).startswith("none of this machine") for c in group)
         out.append(Verdict(label, check, environ, verdict, worst, _at(worst.case, varying) if worst else "-",
-                           [j for j in every if j.ratio > j.detectable]))
+                           [j for j in every if j.ratio > j.detectable],
+                           "(no references of this machine)" if foreign else "(none asserted)"))
     return out
 
 
@@ -103,7 +106,7 @@ def verdicts(cases, outcomes) -> str:
         results = outcomes[(v.check, v.environ)]
         passed = f"{results.count('pass')}/{len(results)}"
         if v.worst is None:
-            rows.append((v.check, v.environ, v.verdict, passed, "(none asserted)", "-", "-", "-", "-", "-"))
+            rows.append((v.check, v.environ, v.verdict, passed, v.why_none, "-", "-", "-", "-", "-"))
             continue
         rows.append((v.check, v.environ, v.verdict, passed, v.worst.quantity, v.at, f"{v.worst.ratio:.2f}x",
                      f"{v.worst.detectable:.2f}x", _us(v.worst.case, "max_us"), _us(v.worst.case, "avg_us")))

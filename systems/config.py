@@ -23,8 +23,8 @@ if REPO not in sys.path:
 import jitterbench.benchmarks  # noqa: E402
 import jitterbench.launchers  # noqa: E402,F401  registers the jb-mpirun, poe, bgp-mpirun and yod launchers
 from jitterbench import site  # noqa: E402
+from jitterbench.rfm import OUTPUT  # noqa: E402  JB_OUTPUT, else output/ of the checkout
 
-OUTPUT = os.environ.get("JB_OUTPUT", os.path.join(REPO, "output"))
 os.makedirs(OUTPUT, exist_ok=True)
 
 _systems = site.load_systems([os.path.join(HERE, "sites"), os.path.join(HERE, "papers")])

@@ -101,7 +101,7 @@ def report(tmp_path, name, values, system="local", calls=100, uuid=None, quiet=F
     cases = [{
         "display_name": f"HaloCheck %nodes=1 %pattern={pattern}", "nodes": 1, "pattern": pattern,
         "system": system, "partition": "default", "environ": environ, "result": "pass", "fixture": False,
-        "calls": calls, "mpi_library": "Open MPI v4.1.4",
+        "calls": calls, "mpi_library": "Open MPI v4.1.4", "cpu": "AMD EPYC; 2 CPUs", "transport": "vm: shm",
         "perfvalues": {f"{system}:default:max": [v, 0, None, None, "us", "pass"],
                        f"{system}:default:p99": [3 * v, 0, None, None, "us", "pass"],
                        f"{system}:default:jitter": [1.5, 0, None, None, "MAX/AVG", "pass"]},
@@ -140,7 +140,12 @@ def test_a_reference_bounds_the_worse_side_at_the_groups_detectable_slowdown(tmp
     assert leaf["sendrecv"]["p99"][1:] == [None, None, "us"]           # 100 calls hold no p99
     prov = doc["provenance"]
     assert (prov["repeats"], prov["false_alarm_rate"], prov["asserted"]) == (5, 0.01, 4)
-    assert prov["modes"] == ["quick"] and prov["calls"] == [100] and prov["mpis"] == ["Open MPI v4.1.4"]
+    assert prov["modes"] == ["quick"] and prov["calls"] == [100]
+    # the machine: what the runs said of it, per environment where it is the MPI's
+    assert doc["fingerprint"] == {"system": "local", "hosts": ["vm"], "cpu": ["AMD EPYC; 2 CPUs"], "nodes": [1],
+                                  "mpi_library": {"openmpi": ["Open MPI v4.1.4"]},
+                                  "transport": {"openmpi": ["vm: shm"]}}
+    assert references.loads(references.dump(doc), "local.yaml")["fingerprint"] == doc["fingerprint"]
     assert "/work" not in references.dump(doc) and prov["commands"] == ["reframe -C systems/config.py --mode quick -r"]
 
 

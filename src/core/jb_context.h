@@ -76,6 +76,8 @@ typedef struct {
     jb_load_sample_t load_before, load_after; /* rank 0 (jb_load) */
     jb_json placement;       /* every rank's node and CPUs, rank 0 only */
     char mpi_library[MPI_MAX_LIBRARY_VERSION_STRING]; /* its first line */
+    char cpu_model[128];     /* rank 0's node: /proc/cpuinfo's model name, or "unknown" */
+    int cpus;                /* rank 0's node: online CPUs, 0 if unknown */
     size_t memory_per_task;  /* what a task may hold: its share of the smallest node */
     int write_failed;        /* an output could not be written: exit 1 */
     jb_json config;       /* the benchmark's "config" object, filled by it */

@@ -2,6 +2,7 @@
  * task's share of memory, timer calibration, the placement and the clocks. */
 #include "jb_options.h"
 
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -204,6 +205,30 @@ static void calibrate_timer(jb_timer *t)
     t->overhead = (MPI_Wtime() - start) / CALLS;
 }
 
+/* The CPU model of this node (/proc/cpuinfo's first "model name", as Linux gives it on
+ * x86; "unknown" elsewhere) and its online CPUs: a reference file's fingerprint holds
+ * both, so references are not taken to another machine. */
+static void read_cpu(jb_ctx *ctx)
+{
+    snprintf(ctx->cpu_model, sizeof ctx->cpu_model, "unknown");
+    FILE *f = fopen("/proc/cpuinfo", "r");
+    char line[512];
+    while (f && fgets(line, sizeof line, f)) {
+        char *colon = strchr(line, ':');
+        if (strncmp(line, "model name", 10) != 0 || !colon)
+            continue;
+        colon += strspn(colon + 1, " \t") + 1;
+        colon[strcspn(colon, "\n")] = '\0';
+        if (*colon)
+            snprintf(ctx->cpu_model, sizeof ctx->cpu_model, "%s", colon);
+        break;
+    }
+    if (f)
+        fclose(f);
+    long online = sysconf(_SC_NPROCESSORS_ONLN);
+    ctx->cpus = online > 0 && online < INT_MAX ? (int)online : 0;
+}
+
 void jb_options_done(jb_ctx *ctx, int optind_after)
 {
     if (optind_after < ctx->argc)
@@ -229,8 +254,11 @@ void jb_options_done(jb_ctx *ctx, int optind_after)
             *p = ' ';
     for (len = (int)strlen(ctx->mpi_library); len > 0 && ctx->mpi_library[len - 1] == ' ';)
         ctx->mpi_library[--len] = '\0';
-    if (ctx->rank == 0)
-        printf("# jb-%s %s\n# mpi_library: %s\n", ctx->name, JB_VERSION, ctx->mpi_library);
+    if (ctx->rank == 0) {
+        read_cpu(ctx);
+        printf("# jb-%s %s\n# mpi_library: %s\n# cpu: %s; %d CPUs\n", ctx->name, JB_VERSION, ctx->mpi_library,
+               ctx->cpu_model, ctx->cpus);
+    }
     jb_placement(ctx);
     jb_load_sample(ctx, 0);
     jb_sync_clocks(&ctx->clock);

@@ -84,6 +84,10 @@ static void metadata_json(jb_ctx *ctx, jb_json *j)
     jb_json_object(j, "metadata");
     jb_json_str(j, "benchmark_version", JB_VERSION);
     jb_json_str(j, "mpi_library", ctx->mpi_library);
+    if (ctx->rank == 0) {
+        jb_json_str(j, "cpu_model", ctx->cpu_model);
+        jb_json_int(j, "cpus", ctx->cpus);
+    }
     char std[16];
     snprintf(std, sizeof std, "%d.%d", major, minor);
     jb_json_str(j, "mpi_standard", std);
