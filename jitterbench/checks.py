@@ -400,6 +400,18 @@ class JitterbenchCheck(MpiCheck):
     # runs that test something else on a machine shared with other work)
     judge_load = variable(typ.Bool, value=True, loggable=True)
 
+    # calibrated noise for the benchmarks that take --inject P:US (halo, jacobi): every task waits
+    # US us, busy, at a call with chance P: a known slowdown, for the verdict's power
+    # (benchmarks/verdict_rates.py); '' for none
+    inject = variable(str, value="", loggable=True)
+
+    def inject_options(self):
+        if not self.inject:
+            return []
+        if not re.fullmatch(r"[0-9.]+:[0-9.]+", self.inject):  # the job script holds it unquoted
+            raise ValueError(f"inject must be P:US, two numbers, got {self.inject!r}")
+        return ["--inject", self.inject]
+
     def quantities(self, *names):
         """{quantity: (field, unit)} of the benchmark's record: the named ones, or without names
         every performance variable it declares (jitterbench/benchmarks/<benchmark>.py)."""

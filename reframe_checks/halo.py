@@ -40,6 +40,7 @@ class HaloCheck(PerCallCheck):
         self.executable_opts = [
             "--placement", self.placement, "--pattern", listed(self.patterns), "--size", listed(self.msg_sizes),
             "--validate", "--series", "--trace-tasks", listed(traced), "--json", "halo.json",
+            *self.inject_options(),
         ]
         # the benchmark's own record: statistics, and the environment it really ran with
         self.keep_files = ["halo.json"]

@@ -33,6 +33,7 @@ class JacobiCheck(JitterbenchCheck):
     @run_after("setup")
     def options(self):
         self.executable_opts = ["--halo", listed(self.halos), "--local", "x".join(map(str, self.points_per_task)),
-                                "--trials", str(self.trials), "--validate", "--json", "jacobi.json"]
+                                "--trials", str(self.trials), "--validate", "--json", "jacobi.json",
+                                *self.inject_options()]
         self.keep_files = ["jacobi.json"]
         self.perf_variables = self.sweep_variables(self.quantities(), [(h, {}, {"halo": h}) for h in self.halos])

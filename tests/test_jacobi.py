@@ -65,6 +65,15 @@ def test_the_fastest_trial_is_one_of_the_trials(mpi, tmp_path):
         (r["step_us"], r["max_us"], r["compute_us"])
 
 
+def test_an_injected_wait_is_inside_the_timed_halo_and_not_the_sweep(mpi, tmp_path):
+    """--inject 1:US makes every task wait US us (busy) at every iteration inside the halo's timing:
+    every task's halo time, so its MIN over tasks, is at least US; the sweep is not touched (the
+    verdict's power runs slow the halo by a known amount, benchmarks/verdict_rates.py)."""
+    run = jacobi(mpi, tmp_path, 2, "--local", "16x16", "--calls", "20", "--inject", "1:200", "--halo", "waitall")
+    (r,) = run.results()
+    assert r["min_us"] >= 200 and r["compute_us"] < 200, r
+
+
 @pytest.mark.parametrize("np,args,message", [
     (2, ["--lattice", "421x504"], "--lattice: 421 points in x do not split evenly over 2 tasks"),
     (2, ["--lattice", "8x8", "--local", "4x4"], "--lattice and --local: give one of them"),

@@ -23,6 +23,8 @@ static const char usage[] =
     "                        report the fastest trial too [1]; shuffled (--order), the halo\n"
     "                        methods take turns a trial at a time: a round is a trial\n"
     "  --series              per-iteration MAX and AVG of the halo in the JSON\n"
+    JB_NOISE_USAGE
+    "                        (in the timed halo exchange: a known slowdown of it)\n"
     "  (--calls: iterations per trial)\n";
 
 typedef struct {
@@ -30,6 +32,7 @@ typedef struct {
     int halos[NHALOS];
     int series;
     long trials, timed; /* --trials, and the timed iterations of one result: calls x trials */
+    jb_noise noise;     /* --inject: calibrated waits in the timed halo exchange */
 } jacobi_options;
 
 /* A shape of exactly two numbers, "AxB", for the option being parsed. */
@@ -48,6 +51,7 @@ static void parse(jb_ctx *ctx, int argc, char **argv, jacobi_options *o)
         {"lattice", required_argument, NULL, 'L'}, {"local", required_argument, NULL, 'l'},
         {"dims", required_argument, NULL, 'd'},    {"halo", required_argument, NULL, 'H'},
         {"trials", required_argument, NULL, 'T'},  {"series", no_argument, NULL, 'S'},
+        {"inject", required_argument, NULL, 'i'},  {"inject-by", required_argument, NULL, 'B'},
         JB_COMMON_LONGOPTS};
     int c, given_lattice = 0, given_local = 0, given_halos = 0;
     char err[JB_ERRLEN];
@@ -65,6 +69,8 @@ static void parse(jb_ctx *ctx, int argc, char **argv, jacobi_options *o)
             break;
         case 'T': jb_option(ctx, "--trials", jb_parse_long(optarg, 1, 1000, &o->trials, err), err); break;
         case 'S': o->series = 1; break;
+        case 'i': jb_noise_parse(ctx, "--inject", optarg, &o->noise); break;
+        case 'B': jb_noise_parse_by(ctx, optarg, &o->noise); break;
         default: jb_common_option(ctx, c, optarg);
         }
     }
@@ -170,7 +176,7 @@ typedef struct {
 
 /* One share of a method's iterations (jb_schedule): its trials (one a round when shuffled),
  * each from the same start. */
-static void run_share(jb_ctx *ctx, const jacobi_options *o, jacobi *j, int method, const jb_schedule *sch,
+static void run_share(jb_ctx *ctx, jacobi_options *o, jacobi *j, int method, const jb_schedule *sch,
                       jacobi_variant *w)
 {
     long calls = ctx->opt.calls, trial = sch->first / calls;
@@ -192,6 +198,7 @@ static void run_share(jb_ctx *ctx, const jacobi_options *o, jacobi *j, int metho
                 start(j); /* the warm-up iterations leave the problem as it began */
             long call = trial * calls + c;
             double t0 = jb_call_start(ctx, &w->halo, j->comm, c < 0 ? c : call);
+            jb_noise_maybe(&o->noise);
             jacobi_halo(j, method);
             double t1 = MPI_Wtime();
             jacobi_sweep(j);
@@ -287,6 +294,7 @@ int main(int argc, char **argv)
     jb_json_str(cfg, "problem", "u = (u[x-1][y] + u[x+1][y] + u[x][y-1] + u[x][y+1] + f) / 4 in 4-byte floats, "
                                 "periodic, from u = 0 with f = ((7x + 13y) mod 17) / 17");
     jb_json_int(cfg, "trials", o.trials);
+    jb_noise_start(&ctx, &o.noise);
     jb_calls_describe(cfg);
     if (ctx.rank == 0)
         printf("# jb-jacobi: %dx%d lattice on %dx%d tasks (%dx%d each); %ld iterations a trial, %ld trial(s), after "
