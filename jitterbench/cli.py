@@ -150,8 +150,9 @@ def run(args) -> int:
         references.loads(text, output)  # the file ReFrame will read: checked before it replaces any
         files.write_text(output, text)
         print(f"wrote {output}: {sum(1 for k in doc if k not in references.SECTIONS)} check(s) "
-              f"for system {system}, {doc['provenance']['asserted']} variable(s) asserted, "
-              f"{len(doc.get('not_assertable', []))} not assertable")
+              f"for system {system}: {doc['provenance'].get('bounded', 0)} variable(s) bounded, "
+              f"{len(doc.get('not_assertable', []))} not assertable (the rate split over "
+              f"{doc['provenance']['asserted']})")
     return 0
 
 

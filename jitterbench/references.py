@@ -446,6 +446,16 @@ def _significant(x, digits=6):
     return float(f"{x:.{digits}g}")
 
 
+def pool_of(check, key, unit):
+    """The variables whose leave-one-out scores are pooled into one minimum detectable slowdown:
+    every timed variable (times, rates, their ratios) of one MPI on one partition, across checks;
+    sizes (the eager limits, in bytes) apart.  The run is the unit of disturbance: a moment the
+    cores are taken slows every check of that run under the MPI, so the MPI's checks together
+    estimate the tail.  Pooled per check instead, a check whose five runs happened to be steady
+    got a tight bound that 8 of 20 later clean runs broke (docs/references.md)."""
+    return key[0], key[1], "size" if unit == "B" else "time"
+
+
 def build(report_paths, system, measured_by, false_alarm_rate=bounds.FALSE_ALARM_RATE,
           max_detectable=bounds.MAX_DETECTABLE):
     """A reference document from k >= 5 runs of one system (docs/references.md: the rule).
@@ -510,9 +520,9 @@ def build(report_paths, system, measured_by, false_alarm_rate=bounds.FALSE_ALARM
         roles[(check, key, var)] = role
     asserted = [k for k, r in roles.items() if r.asserted]
     rate = false_alarm_rate / max(1, len(asserted))
-    groups = {}  # (check, partition, environ) -> its variables' keys
+    groups = {}  # the pool of each variable's scores (pool_of) -> its variables' keys
     for check, key, var in asserted:
-        groups.setdefault((check, key[0], key[1]), []).append((check, key, var))
+        groups.setdefault(pool_of(check, key, units[(check, var)]), []).append((check, key, var))
     slowdown = {}
     for members in groups.values():
         scores = np.concatenate([bounds.loo_scores(bounds.worse_logs(samples[m], roles[m].better)[None, :])
@@ -531,10 +541,10 @@ def build(report_paths, system, measured_by, false_alarm_rate=bounds.FALSE_ALARM
                    f"median times the minimum detectable slowdown, a one-sided prediction bound for one new run "
                    f"on the log scale at the suite's false-alarm rate {false_alarm_rate:g} split over "
                    f"{len(asserted)} asserted variables (Bonferroni), from the pooled leave-one-out scores of "
-                   f"each check and environment (docs/references.md)"),
+                   f"the timed variables of each environment (docs/references.md)"),
         "repeats": k[0] if len(k) == 1 else f"{k[0]}-{k[-1]}",
         "false_alarm_rate": false_alarm_rate,
-        "asserted": len(asserted),
+        "asserted": len(asserted),  # m, the rate's divisor: those the rules assert, before the noise limit
         "max_detectable": max_detectable,
         "jitterbench_commit": commit(),
         "reframe": ", ".join(sorted(facts["versions"])),
@@ -558,6 +568,7 @@ def build(report_paths, system, measured_by, false_alarm_rate=bounds.FALSE_ALARM
         elif mds is not None:
             lower = math.floor((1 / mds - 1) * 1e4) / 1e4
         node[var] = [value, lower, upper, units[(check, var)]]
+        doc["provenance"]["bounded"] = doc["provenance"].get("bounded", 0) + (lower is not None or upper is not None)
     if not_assertable:
         doc["not_assertable"] = [{"check": check, "at": list(key), "variable": var,
                                   "detectable_slowdown": None if mds is None else _significant(mds, 4), "reason": why}

@@ -48,12 +48,13 @@ def reframe(tmp_path, *args, references=None, mode=None, judge_load=False):
     return proc, cases
 
 
-def write_references(tmp_path, method, halo_entry):
-    """A local.yaml with one HaloCheck entry; returns its folder."""
+def write_references(tmp_path, method, halo_entry, fingerprint=None):
+    """A local.yaml with one HaloCheck entry (and the fingerprint given); returns its folder."""
     refs = tmp_path / "refs"
-    refs.mkdir()
+    refs.mkdir(parents=True, exist_ok=True)
     (refs / "local.yaml").write_text(yaml.safe_dump({
         "provenance": {"system": "local", "source": "test", "date": "2026-11-22", "method": method},
+        **({"fingerprint": fingerprint} if fingerprint else {}),
         "HaloCheck": halo_entry,
     }, sort_keys=False))
     return refs
@@ -203,6 +204,31 @@ def test_acceptance_mode_fails_on_a_variant_without_a_reference(tmp_path):
     assert cases and all(c["result"] == "fail" and "reference" in c["fail_reason"] for c in cases)
 
 
+@pytest.mark.reframe
+def test_a_check_takes_only_the_references_of_the_machine_it_ran_on(tmp_path):
+    """A file whose fingerprint names another CPU asserts nothing (the verdict table says why) and
+    fails the acceptance mode naming the difference; with this host's CPU it asserts."""
+    from jitterbench import fingerprint, verdict_table
+    entry = {"$index": ["$partition"], "local:default": {"max_sendrecv_4096": [1e-3, None, 0.01, "us"]}}
+    for i, (cpu, mode) in enumerate((("Other CPU; 64 CPUs", None), ("Other CPU; 64 CPUs", "acceptance"),
+                                     (fingerprint.this_host(), None))):
+        run = tmp_path / str(i)
+        refs = write_references(run, "fingerprint", entry, {"system": "local", "cpu": [cpu]})
+        proc, cases = reframe(run, "-P", "eager_limit=default", mode=mode, references=refs)
+        (case,) = [c for c in cases if c["environ"] == "openmpi"]  # the acceptance mode adds openmpi-ucx
+        if cpu != fingerprint.this_host() and mode is None:   # passes, nothing asserted, saying why
+            assert proc.returncode == 0, proc.stdout[-3000:]
+            assert case["references_from"].startswith("none of this machine: refs/local.yaml: cpu '")
+            assert "the references' 'Other CPU; 64 CPUs'" in case["references_from"]
+            table = verdict_table.table([str(run / "out" / "report.json")])
+            assert "(no references of this machine)" in table
+        elif mode == "acceptance":
+            assert case["result"] == "fail" and "no references of this machine" in case["fail_reason"]
+        else:  # this machine's file: its bound 1 ns x 1.01 fails the run, naming the variable
+            assert case["result"] == "fail" and case["references_from"] == str(refs / "local.yaml")
+            assert "max_sendrecv_4096" in case["fail_reason"]
+
+
 PER_CALL = ("max", "avg", "p99", "t_max")  # the per-call statistics every per-call record asserts
 HALO_VARIABLES = {f"{q}_{p}_{size}" for q in (*PER_CALL, "jitter") for size in (4096, 40960)
                   for p in ("two-phase", "irecv-isend", "isend-recv", "sendrecv")}
@@ -213,30 +239,38 @@ TORUS_VARIABLES = {f"{q}_{p}_{size}" for q in (*PER_CALL, "bandwidth") for size 
 
 
 @pytest.mark.unit
-def test_committed_local_references_are_valid_and_cover_the_quick_suite():
+def test_committed_local_references_are_made_by_the_rule_and_cover_the_quick_suite():
+    """reference_data/local.yaml: five quick runs (ci/main.sh's baseline) by the stated rule, with the
+    fingerprint of the machine type; every variable of the quick suite there, every noisy one listed."""
     from jitterbench import references
     doc = references.load(REPO / "reference_data" / "local.yaml")
-    assert doc["provenance"]["system"] == "local" and "jitterbench reference" in doc["provenance"]["method"]
-    halo = doc["HaloCheck"]
-    assert halo["$index"] == ["$partition", "$environ", "nodes", "tasks_per_node", "distribution", "eager_limit",
-                              "placement"]
+    prov, fp = doc["provenance"], doc["fingerprint"]
+    assert (prov["repeats"], prov["false_alarm_rate"], prov["modes"], prov["calls"]) == (5, 0.01, ["quick"], [100])
+    assert "/work" not in (REPO / "reference_data" / "local.yaml").read_text()
+    assert fp["cpu"] and all(re.fullmatch(r".+; \d+ CPUs", cpu) for cpu in fp["cpu"])
+    assert sorted(fp["mpi_library"]) == sorted(fp["transport"]) == ["intelmpi", "mpich", "openmpi"]
+    quick = {"HaloCheck": ({v for v in HALO_VARIABLES if "_isend-recv_" in v}, ("row", "bunched")),
+             "PingPongCheck": ({v for v in PINGPONG_VARIABLES if "_send_" in v and v.endswith("_n1")}, ("sizes",)),
+             "TorusCheck": ({v for v in TORUS_VARIABLES if "_isend_" in v}, ((1, 0),))}
     for environ in ("openmpi", "mpich", "intelmpi"):
-        shape = (1, 2, "block", "default")  # the quick suite's: two tasks, block, the MPI's eager limit
+        for check, (variables, leaves) in quick.items():
+            for leaf in leaves:
+                node = doc[check]["local:default"][environ][1][2]["block"][1]["default"]
+                for key in leaf if isinstance(leaf, tuple) else (leaf,):
+                    node = node[key]
+                assert set(node) == variables, (check, environ, leaf)
+    # the noisy ones: unbounded in the file, each listed with its slowdown above the limit
+    for item in doc["not_assertable"]:
+        node = doc[item["check"]]
+        for key in item["at"]:
+            node = node[key]
+        assert node[item["variable"]][1:3] == [None, None]
+        assert item["detectable_slowdown"] is None or item["detectable_slowdown"] > prov["max_detectable"]
 
-        def leaf(check, *keys):
-            node = doc[check]["local:default"][environ]
-            for key in (*shape, *keys):
-                node = node[key]
-            return set(node)
-
-        for placement in ("row", "bunched"):
-            assert leaf("HaloCheck", placement) == HALO_VARIABLES
-        assert leaf("PingPongCheck") == PINGPONG_VARIABLES
-        assert leaf("TorusCheck", 1, 0) == TORUS_VARIABLES
-        with_work = {f"max_work_after_{p}_{size}" for p in ("phases", "isend", "issend", "ibsend")
-                     for size in (1024, 16384)}
-        assert leaf("TorusCheck", 1, 262144) == {v for v in TORUS_VARIABLES if "_sendrecv_" not in v} | with_work
-        assert "eager_limit_shm" in leaf("EagerCheck")
+    def count(node):
+        return sum(count(v) for v in node.values()) if isinstance(node, dict) else (node[1:3] != [None, None])
+    bounded = sum(count({k: v for k, v in doc[c].items() if k != "$index"}) for c in doc if c not in references.SECTIONS)
+    assert bounded == prov["bounded"]
 
 
 @pytest.mark.unit

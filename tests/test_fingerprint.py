@@ -1,0 +1,95 @@
+"""A reference file's fingerprint: which runs it judges (jitterbench/fingerprint.py), and
+`jitterbench reference --check`."""
+import json
+
+import pytest
+import yaml
+
+from jitterbench import cli, fingerprint, references
+
+pytestmark = pytest.mark.unit
+
+FP = {"system": "local", "hosts": ["vm"], "cpu": ["AMD EPYC; 2 CPUs"], "nodes": [1],
+      "mpi_library": {"openmpi": ["Open MPI v4.1.4"], "mpich": ["MPICH Version: 5.0.2"]},
+      "transport": {"openmpi": ["vm: shm"]}}
+HERE = {"cpu": "AMD EPYC; 2 CPUs", "mpi_library": "Open MPI v4.1.4", "transport": "vm: shm"}
+
+
+@pytest.mark.parametrize("facts,environ,why", [
+    (HERE, "openmpi", []),
+    ({**HERE, "cpu": "Intel Xeon; 64 CPUs"}, "openmpi",
+     ["cpu 'Intel Xeon; 64 CPUs' here, the references' 'AMD EPYC; 2 CPUs'"]),
+    ({**HERE, "mpi_library": "Open MPI v5.0.5"}, "openmpi",
+     ["mpi_library 'Open MPI v5.0.5' here, the references' 'Open MPI v4.1.4'"]),
+    ({**HERE, "transport": "vm: tcp"}, "openmpi", ["transport 'vm: tcp' here, the references' 'vm: shm'"]),
+    # an environment the file holds nothing of has no references to mismatch: only the CPU counts
+    ({**HERE, "mpi_library": "Intel(R) MPI Library 2021.18"}, "intelmpi", []),
+    ({**HERE, "mpi_library": "MPICH Version: 5.0.2", "transport": "vm: ofi"}, "mpich", []),  # no transport logged
+    ({"cpu": "", "mpi_library": "", "transport": ""}, "openmpi", []),   # a check that says nothing (OSU)
+])
+def test_a_run_differs_from_a_fingerprint_only_in_what_both_name(facts, environ, why):
+    assert fingerprint.differences(FP, facts, environ) == why
+
+
+def test_a_file_without_a_fingerprint_judges_every_machine():
+    assert fingerprint.differences(None, {**HERE, "cpu": "anything"}, "openmpi") == []
+
+
+def test_the_fingerprint_of_cases_gathers_each_fact_per_environment():
+    cases = [{"environ": e, "nodes": n, "cpu": "AMD EPYC; 2 CPUs", "mpi_library": f"{e} 1", "transport": t}
+             for e, n, t in (("openmpi", 1, "vm: shm"), ("openmpi", 2, "vm: tcp"), ("mpich", 1, ""))]
+    assert fingerprint.of_cases("local", cases, ["vm"]) == {
+        "system": "local", "hosts": ["vm"], "cpu": ["AMD EPYC; 2 CPUs"], "nodes": [1, 2],
+        "mpi_library": {"mpich": ["mpich 1"], "openmpi": ["openmpi 1"]},
+        "transport": {"openmpi": ["vm: shm", "vm: tcp"]}}
+
+
+def test_this_host_reads_as_the_benchmarks_print_it():
+    assert fingerprint.this_host().endswith(" CPUs") and "; " in fingerprint.this_host()
+
+
+def reference_file(tmp_path, fp, name="local.yaml"):
+    path = tmp_path / name
+    path.write_text(yaml.safe_dump({"provenance": {"system": "local", "source": "test", "date": "2026-11-25",
+                                                   "method": "test"}, "fingerprint": fp}, sort_keys=False))
+    return path
+
+
+def run_report(tmp_path, cpu):
+    path = tmp_path / "report.json"
+    path.write_text(json.dumps({"session_info": {"uuid": "u"}, "runs": [{"testcases": [{
+        "display_name": "HaloCheck %nodes=1", "nodes": 1, "system": "local", "partition": "default",
+        "environ": "openmpi", "result": "pass", **HERE, "cpu": cpu,
+        "perfvalues": {"local:default:max": [1.0, 0, None, None, "us", "pass"]}}]}]}))
+    return path
+
+
+def test_check_tells_whether_a_run_or_this_host_matches_a_file(tmp_path, capsys):
+    mine = reference_file(tmp_path, {**FP, "cpu": [fingerprint.this_host()]})
+    other = reference_file(tmp_path, FP | {"cpu": ["Other CPU; 64 CPUs"]}, "other.yaml")
+    assert cli.main(["reference", "--check", str(mine)]) == 0
+    assert capsys.readouterr().out == f"{mine}: this host (cpu '{fingerprint.this_host()}') matches\n"
+    assert cli.main(["reference", "--check", str(other)]) == 1
+    assert f"{other}: not of this host (cpu '{fingerprint.this_host()}'): cpu '" in capsys.readouterr().out
+    # a run's machine: every fact of its cases; one file matching is enough
+    report = run_report(tmp_path, "Other CPU; 64 CPUs")
+    assert cli.main(["reference", "--check", str(mine), str(other), str(report)]) == 0
+    out = capsys.readouterr().out.splitlines()
+    assert out[0].startswith(f"{mine}: not of the run's machine: cpu 'Other CPU; 64 CPUs' here")
+    assert out[1] == f"{other}: the run's machine matches"
+
+
+@pytest.mark.parametrize("fp,message", [
+    ("AMD", "fingerprint: expected a mapping with the system's name"),
+    ({"system": "local", "cpu": "AMD EPYC"}, "fingerprint: cpu and hosts must be lists of strings"),
+    ({"system": "local", "nodes": ["1"]}, "fingerprint: nodes must be a list of node counts"),
+    ({"system": "local", "mpi_library": ["Open MPI"]},
+     "fingerprint: mpi_library must map each environment to a list of strings"),
+])
+def test_a_malformed_fingerprint_is_one_line_naming_it(tmp_path, capsys, fp, message):
+    path = reference_file(tmp_path, fp)
+    with pytest.raises(references.ReferenceFileError, match=message):
+        references.load(path)
+    assert cli.main(["reference", "--check", str(path)]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and message in err
