@@ -1,0 +1,166 @@
+"""The verdict's false alarms and power on real runs of this machine (issue 28's known answers).
+
+    python benchmarks/verdict_rates.py false-alarms --runs 20 --out DIR
+    python benchmarks/verdict_rates.py power --factors 1.5,2 --runs 5 --out DIR
+
+false-alarms runs the quick suite (`reframe --mode quick`, as ci/main.sh does, with the
+binaries ci/setup.sh built) RUNS times one after the other on a quiet machine and counts the
+runs with a failed case, against what the references' false-alarm rate predicts (the binomial
+95 % interval of RUNS runs at that rate); it names every failed variable.
+
+power slows one benchmark by a known factor with the core's calibrated delay: CHECK (JacobiCheck)
+under each MPI where its TARGET (max_waitall, the halo's per-call MAX) is bounded, with --inject
+1:US, US chosen from the target's reference so that its median moves by FACTOR (every task waits
+US at every call, so the MAX moves by about US), and prints per MPI and factor how many runs
+failed naming the target beside the reference's minimum detectable slowdown: a factor above it
+should be detected in (nearly) every run, one below it seldom.
+
+Both read the references the checks do (rfm.reference_files: the machine's own, then
+reference_data/); every run's output stays under --out.  Timings: nothing here asserts;
+the figures go in the issue's note.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+from scipy import stats
+
+REPO = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(REPO))
+
+from jitterbench import fingerprint, references, rfm  # noqa: E402
+
+REFRAME = REPO / ".venv" / "bin" / "reframe"
+MPIS = ("openmpi", "mpich", "intelmpi")
+
+
+def prefix(root: Path) -> Path:
+    """JB_PREFIX's root: <root>/<environ>/bin holding build/<environ>'s binaries (ci/setup.sh)."""
+    for name in MPIS:
+        built = REPO / "build" / name
+        if (built / "jb-halo").exists():
+            (root / name).mkdir(parents=True, exist_ok=True)
+            if not (root / name / "bin").exists():
+                (root / name / "bin").symlink_to(built)
+    return root
+
+
+def first_attempts_failed(out: Path) -> list:
+    """The cases whose first attempt failed (the quick mode retries a failed case once)."""
+    report = out / "report.json"
+    if not report.exists():
+        return []
+    first = references.read_report(report)["runs"][0]["testcases"]
+    return [c for c in first if not c.get("fixture") and c["result"] == "fail"]
+
+
+def quick_run(out: Path, *args) -> list:
+    """One quick run into out; its measured cases (ReFrame report entries), each its last attempt."""
+    env = dict(os.environ, JB_OUTPUT=str(out), JB_PREFIX=str(prefix(out.parent / "prefix")) + "/{environ}")
+    with open(out.parent / f"{out.name}.log", "w") as log:
+        subprocess.run([str(REFRAME), "-C", "systems/config.py", "--mode", "quick", *args, "-r"], cwd=REPO, env=env,
+                       stdout=log, stderr=subprocess.STDOUT, timeout=3600)
+    report = out / "report.json"
+    return references.report_cases(report)[1] if report.exists() else []
+
+
+def failed_variables(case) -> list:
+    """The variables of a case past their bounds (ReFrame's result per variable)."""
+    return [name.split(":")[-1] for name, pv in (case.get("perfvalues") or {}).items() if pv[5:6] == ["fail"]]
+
+
+def false_alarms(args):
+    doc = the_references()
+    rate = doc["provenance"]["false_alarm_rate"]
+    failed_runs = failed_first = 0
+    for k in range(1, args.runs + 1):
+        started = time.monotonic()
+        cases = quick_run(args.out / f"run-{k}")
+        bad, first = [c for c in cases if c["result"] == "fail"], first_attempts_failed(args.out / f"run-{k}")
+        failed_runs += bool(bad)
+        failed_first += bool(first)
+        what = "; ".join(f"{c['display_name'].split()[0]} {c['environ']}: {', '.join(failed_variables(c)) or '?'}"
+                         for c in first)
+        print(f"run {k:2d}: {len(cases)} cases, {len(first)} failed at the first attempt, {len(bad)} after the "
+              f"retry ({time.monotonic() - started:.0f} s) {what}", flush=True)
+    low, high = stats.binom.interval(0.95, args.runs, rate)
+    print(f"\nOf {args.runs} clean quick runs, {failed_first} had a case fail its first attempt and {failed_runs} "
+          f"failed after the quick mode's one retry; the references' rate {rate:g} a run predicts {args.runs * rate:.2f} "
+          f"(95 % of such series: {low:.0f} to {high:.0f})")
+
+
+def the_references():
+    files = rfm.reference_files("local")
+    for path in files:
+        doc = references.load(path)
+        if not fingerprint.differences(doc.get("fingerprint"), {"cpu": fingerprint.this_host()}, None):
+            print(f"references: {path} ({doc['provenance'].get('repeats')} repeats, "
+                  f"{doc['provenance'].get('asserted')} asserted)")
+            return doc
+    raise SystemExit(f"no reference file of this machine among {files or 'none'}: record a baseline first "
+                     f"(bash ci/main.sh)")
+
+
+def leaf_of(doc, check, environ, variable):
+    """The reference entry [value, lower, upper, unit] of variable in check's quick case under environ."""
+    def walk(node):
+        if variable in node:
+            return node[variable]
+        return next((found for v in node.values() if isinstance(v, dict) for found in [walk(v)] if found), None)
+    return walk(doc[check]["local:default"][environ])
+
+
+def power(args):
+    doc = the_references()
+    factors = [float(f) for f in args.factors.split(",")]
+    print(f"{args.check} {args.target}: every task waits US us a call (--inject 1:US), US = (factor - 1) x the "
+          f"reference's median; detected = runs in which the target failed its bound")
+    print(f"{'MPI':9} {'factor':>6} {'US':>7} {'median':>8} {'detectable':>10} {'detected':>8}  other variables failed")
+    for environ in MPIS:
+        entry = leaf_of(doc, args.check, environ, args.target)
+        detectable = references.detectable_slowdown(entry) if entry else None
+        if detectable is None:
+            print(f"{environ:9} not assertable here: no bound on {args.target} (the file's not_assertable says why)")
+            continue
+        for factor in factors:
+            us = (factor - 1) * entry[0]
+            detected, others = 0, set()
+            for k in range(1, args.runs + 1):
+                cases = quick_run(args.out / f"{environ}-x{factor:g}-{k}", "-n", args.check, "-p", f"^{environ}$",
+                                  "-S", f"inject=1:{us:.3f}")
+                bad = [v for c in cases for v in failed_variables(c)]
+                detected += args.target in bad
+                others.update(v for v in bad if v != args.target)
+            print(f"{environ:9} {factor:6.2f} {us:7.2f} {entry[0]:8.2f} {detectable:10.2f} "
+                  f"{detected:3d}/{args.runs:<4d}  {', '.join(sorted(others)) or '-'}", flush=True)
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("what", choices=("false-alarms", "power"))
+    parser.add_argument("--runs", type=int, default=20)
+    parser.add_argument("--factors", default="1.5,2")
+    parser.add_argument("--check", default="JacobiCheck", help="a check whose benchmark takes --inject (halo, jacobi)")
+    parser.add_argument("--target", default="max_waitall", help="the variable the slowdown is set against")
+    parser.add_argument("--out", type=Path, required=True, help="a new folder for every run's output")
+    args = parser.parse_args()
+    if args.runs < 1:
+        parser.error("--runs must be at least 1")
+    args.out = args.out.resolve()
+    args.out.mkdir(parents=True, exist_ok=False)
+    (false_alarms if args.what == "false-alarms" else power)(args)
+
+
+if __name__ == "__main__":
+    try:
+        main()
+    except FileExistsError as e:
+        sys.exit(f"verdict_rates: {e.filename} exists: name a new folder")
+    except KeyboardInterrupt:
+        sys.exit("verdict_rates: interrupted")
