@@ -73,6 +73,21 @@ class Verdict:
     at: str
     failed: list
     why_none: str = "(none asserted)"  # when no variable is: none, or no references of this machine
+    shown: runs.Case | None = None      # the case whose MAX and AVG the line shows: the worst's, else the first
+
+
+def _why_none(group) -> str:
+    """Why no variable of a check's cases is asserted: no references of this machine, references
+    too noisy to bound (the file's not_assertable), or none at all."""
+    if any(str(c.meta.get("references_from", "")).startswith("none of this machine") for c in group):
+        return "(no references of this machine)"
+    def released(case, quantity):  # left unbounded by the rules (not_asserted names the swept variables)
+        return any(name == quantity or name.startswith(f"{quantity}_")
+                   for name in str(case.meta.get("not_asserted", "")).split(","))
+    if any(p.ref is not None and p.lower is None and p.upper is None and not released(c, q)
+           for c in group for q, p in c.perf.items()):
+        return "(not assertable here)"
+    return "(none asserted)"
 
 
 def summarize(cases, outcomes=None) -> list:
@@ -88,11 +103,11 @@ def summarize(cases, outcomes=None) -> list:
         verdict = "FAIL" if "fail" in results else "pass" if "pass" in results else results[0]
         every = [j for c in group for j in judged(c)]
         worst = max(every, key=lambda j: j.ratio / j.detectable, default=None)
-        varying = {k for k in (worst.case.params if worst else ()) if len({str(c.params.get(k)) for c in group}) > 1}
-        foreign = any(str(c.meta.get("references_from", "")).startswith("none of this machine") for c in group)
-        out.append(Verdict(label, check, environ, verdict, worst, _at(worst.case, varying) if worst else "-",
-                           [j for j in every if j.ratio > j.detectable],
-                           "(no references of this machine)" if foreign else "(none asserted)"))
+        shown = worst.case if worst else next((c for c in group if per_call(c, "max_us") is not None), group[0])
+        varying = {k for k in shown.params if len({str(c.params.get(k)) for c in group}) > 1}
+        at = _at(shown, varying) if worst else " ".join(str(shown.params[k]) for k in varying) or "-"
+        out.append(Verdict(label, check, environ, verdict, worst, at, [j for j in every if j.ratio > j.detectable],
+                           _why_none(group), shown))
     return out
 
 
@@ -106,7 +121,8 @@ def verdicts(cases, outcomes) -> str:
         results = outcomes[(v.check, v.environ)]
         passed = f"{results.count('pass')}/{len(results)}"
         if v.worst is None:
-            rows.append((v.check, v.environ, v.verdict, passed, v.why_none, "-", "-", "-", "-", "-"))
+            rows.append((v.check, v.environ, v.verdict, passed, v.why_none, v.at, "-", "-",
+                         _us(v.shown, "max_us"), _us(v.shown, "avg_us")))
             continue
         rows.append((v.check, v.environ, v.verdict, passed, v.worst.quantity, v.at, f"{v.worst.ratio:.2f}x",
                      f"{v.worst.detectable:.2f}x", _us(v.worst.case, "max_us"), _us(v.worst.case, "avg_us")))
