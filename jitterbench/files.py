@@ -241,8 +241,8 @@ def check_folder_output(path) -> Path:
 
 
 def write_folder(path, fill, tool: str) -> None:
-    """Makes the folder path with fill(folder), which returns the files it wrote there
-    (relative paths), and marks it as the tool's (MARKER).  Built beside path under a
+    """Makes the folder path with fill(folder) and marks it, with every entry in it, as the
+    tool's (MARKER).  Built beside path under a
     temporary name, then swapped in: the old folder renamed aside, the new one renamed in,
     the old one removed; so an error or Ctrl-C at any point leaves the old folder or the new
     one, and no temporary folder.  Only a folder the tool wrote earlier is replaced
@@ -256,7 +256,11 @@ def write_folder(path, fill, tool: str) -> None:
     aside = None
     try:
         new.chmod(0o777 & ~umask())  # mkdtemp's is 0700
-        written = fill(new)
+        fill(new)
+        # every entry of the new folder is the tool's (it made the folder): an empty folder too,
+        # so that the same command may replace it again
+        written = sorted(os.path.relpath(os.path.join(root, name), new)
+                         for root, dirs, names in os.walk(new) for name in dirs + names)
         (new / MARKER).write_text("\n".join([tool, *written]) + "\n")
         if real.exists():
             check_folder_output(path)  # again: it may have changed while the new one was made

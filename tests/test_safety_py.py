@@ -131,6 +131,18 @@ def test_o_onto_an_earlier_report_replaces_it_whole(tmp_path, capsys, halo_json)
     assert sorted(os.listdir(tmp_path)) == ["halo.json", "out"]  # no temporary folder left beside it
 
 
+def test_a_folder_the_tool_made_empty_is_its_own_and_replaced_again(tmp_path, capsys):
+    """A report with no figures (an EagerCheck run) leaves figures/ empty: the marker lists it, so
+    the same command run again (the main job's second run) replaces the report."""
+    def fill(folder):
+        (folder / "figures").mkdir()
+        (folder / "index.html").write_text("x")
+    out = tmp_path / "out"
+    for _ in range(2):
+        files.write_folder(out, fill, "jitterbench test")
+    assert (out / files.MARKER).read_text().splitlines() == ["jitterbench test", "figures", "index.html"]
+
+
 @pytest.mark.parametrize("mask,mode", [(0o022, 0o755), (0o027, 0o750)])
 def test_the_report_folder_has_the_users_umask(tmp_path, capsys, halo_json, mask, mode):
     old = os.umask(mask)

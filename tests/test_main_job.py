@@ -1,0 +1,49 @@
+"""ci/main.sh where no reference file is of this machine: it says so in one line, records a
+baseline of five quick runs as output/references/<system>.yaml with this machine's fingerprint,
+and the next run asserts against it (docs/references.md).  EagerCheck alone keeps it short."""
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+from pathlib import Path
+
+import pytest
+import yaml
+
+from jitterbench import fingerprint
+
+pytestmark = pytest.mark.pipeline
+REPO = Path(__file__).resolve().parents[1]
+
+
+def main_job(out, refs):
+    env = dict(os.environ, JB_OUTPUT=str(out), JB_REFERENCE_DIR=str(refs))
+    return subprocess.run(["bash", "ci/main.sh", "-n", "EagerCheck"], cwd=REPO, env=env, capture_output=True,
+                          text=True, timeout=1200)
+
+
+def test_the_main_job_records_a_baseline_where_no_references_match_and_the_next_run_asserts_it(tmp_path):
+    refs, out = tmp_path / "refs", tmp_path / "out"
+    refs.mkdir()
+    (refs / "local.yaml").write_text(yaml.safe_dump({
+        "provenance": {"system": "local", "source": "test", "date": "2026-11-25", "method": "another machine's"},
+        "fingerprint": {"system": "local", "cpu": ["Other CPU; 64 CPUs"]}}, sort_keys=False))
+    first = main_job(out, refs)
+    assert first.returncode == 0, first.stdout[-3000:] + first.stderr[-2000:]
+    said = [line for line in first.stdout.splitlines() if line.startswith("== No references of this machine")]
+    assert len(said) == 1 and "recording a baseline of 5 quick runs" in said[0]
+    assert "cpu 'Other CPU; 64 CPUs'" not in said[0] and (out / "machine.txt").read_text().count("\n") == 1
+    own = yaml.safe_load((out / "references" / "local.yaml").read_text())
+    assert own["provenance"]["repeats"] == 5 and own["fingerprint"]["cpu"] == [fingerprint.this_host()]
+    assert len(list(out.glob("baseline-*/run-*.json"))) == 5
+
+    second = main_job(out, refs)
+    assert second.returncode == 0, second.stdout[-3000:]
+    assert "No references of this machine" not in second.stdout
+    cases = [c for run in json.loads((out / "report.json").read_text())["runs"] for c in run["testcases"]
+             if not c.get("fixture") and c.get("perfvalues")]
+    assert cases and all(c["references_from"] == str(out / "references" / "local.yaml") for c in cases)
+    # the eager limits are the same bytes every run: bounded, and the table judges them
+    assert any(pv[3] is not None for c in cases for pv in c["perfvalues"].values())
+    assert "eager_limit_shm" in second.stdout
