@@ -19,8 +19,15 @@ rm -rf "$JB_OUTPUT/stage" "$JB_OUTPUT/report.json"
 
 reframe -C systems/config.py --mode quick -r "$@"
 status=$?
-if [ -s "$JB_OUTPUT/report.json" ] && ! jitterbench reference --check "$JB_OUTPUT/report.json" \
-        >"$JB_OUTPUT/machine.txt" 2>&1; then
+# --check: 0 a file matches, 1 none does (record a baseline), 2 a file it cannot read (say so, record nothing)
+matched=0
+if [ -s "$JB_OUTPUT/report.json" ]; then
+    jitterbench reference --check "$JB_OUTPUT/report.json" >"$JB_OUTPUT/machine.txt" 2>&1 || matched=$?
+fi
+if [ $matched = 2 ]; then
+    cat "$JB_OUTPUT/machine.txt"
+    status=1
+elif [ $matched = 1 ]; then
     started=$SECONDS
     baseline=$(mktemp -d "$JB_OUTPUT/baseline-$(date -u +%Y%m%dT%H%M%S)-XXXX")
     echo
