@@ -16,8 +16,11 @@ export PATH=$PWD/.venv/bin:$PATH
 export JB_OUTPUT=${JB_OUTPUT:-$PWD/output}
 BASELINE_RUNS=5  # the fewest repeats a bound takes (jitterbench/bounds.py, MIN_REPEATS)
 rm -rf "$JB_OUTPUT/stage" "$JB_OUTPUT/report.json"
+# every run is kept in ReFrame's results database ($JB_OUTPUT/results.db, or where the site's
+# RFM_SQLITE_DB_FILE says), tagged with what decides its numbers; `jitterbench history` reads it
+extras=$(jitterbench history --session-extras quick) || exit 1
 
-reframe -C systems/config.py --mode quick -r "$@"
+reframe -C systems/config.py --mode quick --session-extras "$extras" -r "$@"
 status=$?
 # --check: 0 a file matches, 1 none does (record a baseline), 2 a file it cannot read (say so, record nothing)
 matched=0
@@ -35,7 +38,7 @@ elif [ $matched = 1 ]; then
          "$BASELINE_RUNS quick runs in $baseline; the next run asserts against it"
     cp "$JB_OUTPUT/report.json" "$baseline/run-1.json"
     for k in $(seq 2 $BASELINE_RUNS); do
-        reframe -C systems/config.py --mode quick -r "$@" --report-file "$baseline/run-$k.json" \
+        reframe -C systems/config.py --mode quick --session-extras "$extras" -r "$@" --report-file "$baseline/run-$k.json" \
             >"$baseline/run-$k.log" 2>&1 || echo "   baseline run $k: some case failed ($baseline/run-$k.log)"
     done
     mkdir -p "$JB_OUTPUT/references"

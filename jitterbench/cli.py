@@ -7,7 +7,7 @@ import os
 import sys
 from collections import defaultdict
 
-from . import __version__, benchmarks, bounds, files, references, results, runs, simulate, simulate_command, site, verdict_table
+from . import __version__, benchmarks, bounds, files, history, references, results, runs, simulate, simulate_command, site, verdict_table
 from .tables import format_table as _format_table
 
 
@@ -114,6 +114,8 @@ def parser() -> argparse.ArgumentParser:
         p.add_argument("--title", help="the page's title")
         if name == "compare":
             p.add_argument("--baseline", help="the label the others are set against (default: the first measured)")
+    history.add_arguments(sub.add_parser("history", help="every run kept: per variable its series and change "
+                                                        "points; exit 1 when the newest runs stepped to the worse side"))
     # plan has its own parser (jitterbench.plan): listed here for --help, handed its arguments in main
     sub.add_parser("plan", help="what a mode will run on a system and its machine time, before it runs "
                                 "(jitterbench plan --help)", add_help=False)
@@ -131,6 +133,8 @@ def run(args) -> int:
         print(verdict_table.table(args.reports, every=args.all))
     elif args.command == "simulate":
         simulate_command.run(args)
+    elif args.command == "history":
+        return history.command(args)
     elif args.command == "site":
         site.command(args)
     elif args.command in ("report", "compare"):
@@ -157,7 +161,7 @@ def run(args) -> int:
 
 
 # What a bad input or output raises: each one line naming the file, and where it applies the field.
-ERRORS = (files.OutputError, references.ReferenceFileError, results.ResultsError, runs.RunsError,
+ERRORS = (files.OutputError, history.HistoryError, references.ReferenceFileError, results.ResultsError, runs.RunsError,
           simulate.SimulationInputError, site.SiteError)
 
 

@@ -239,7 +239,7 @@ def read_report(path) -> dict:
     report = read_json(path, ReferenceFileError)
     if not isinstance(report, dict) or "runs" not in report or "session_info" not in report:
         raise ReferenceFileError(f"{path}: not a ReFrame run report (no 'runs' or 'session_info')")
-    problem = _report_problem(report)
+    problem = report_problem(report)
     if problem:
         raise ReferenceFileError(f"{path}: not a ReFrame run report: field {problem}")
     return report
@@ -248,7 +248,7 @@ def read_report(path) -> dict:
 CASE_TEXT = ("display_name", "result", "system", "partition", "environ")
 
 
-def _report_problem(report):
+def report_problem(report):
     """'<field> <what is wrong>' for the first field of a run report that the commands read
     and cannot use, or None."""
     if not isinstance(report["session_info"], dict):
@@ -285,6 +285,19 @@ def _case_problem(case):
             return f" lacks the parameter {name} that its display_name names"
         if not (case[name] is None or isinstance(case[name], (str, int, float, bool))):
             return f".{name} is not a parameter value (text or a number): {case[name]!r}"
+    problem = perf_problem(case)
+    if problem:
+        return problem
+    if not isinstance(case.get("outputdir") or "", str):
+        return f".outputdir is not a string: {case['outputdir']!r}"
+    keep = case.get("keep_files") or []
+    if not isinstance(keep, list) or not all(isinstance(k, str) for k in keep):
+        return f".keep_files is not a list of file names: {keep!r}"
+    return None
+
+
+def perf_problem(case):
+    """What is wrong with a case's perfvalues (as _case_problem says it), or None."""
     perf = case.get("perfvalues") or {}
     if not isinstance(perf, dict):
         return ".perfvalues is not an object"
@@ -296,11 +309,6 @@ def _case_problem(case):
             return f".perfvalues.{name}[{bad}] is not a number: {pv[bad]!r}"
         if pv[4] is not None and not isinstance(pv[4], str):
             return f".perfvalues.{name}[4] (the unit) is not a string: {pv[4]!r}"
-    if not isinstance(case.get("outputdir") or "", str):
-        return f".outputdir is not a string: {case['outputdir']!r}"
-    keep = case.get("keep_files") or []
-    if not isinstance(keep, list) or not all(isinstance(k, str) for k in keep):
-        return f".keep_files is not a list of file names: {keep!r}"
     return None
 
 
@@ -311,12 +319,17 @@ def report_cases(path):
     its failed attempt is neither its verdict nor a repeat).  Every command reads run reports
     through it: table, reference, report and compare."""
     report = read_report(path)
+    return report["session_info"], last_attempts(report)
+
+
+def last_attempts(report):
+    """report_cases of a run report already read and checked (report_problem)."""
     last = {}
     for run in report["runs"]:
         for c in run.get("testcases", []):
             if not c.get("fixture") and (c["result"] != "skip" or c.get("perfvalues")):
                 last[(c["display_name"], c["system"], c["partition"], c["environ"])] = c
-    return report["session_info"], list(last.values())
+    return list(last.values())
 
 
 def _measured(report_paths):

@@ -1,0 +1,383 @@
+"""A machine's history (`jitterbench history`): every run kept, each variable's series, and the
+runs where a series stepped.
+
+The store is ReFrame's results database (its `storage` setting, here $JB_OUTPUT/results.db; a
+site moves it with ReFrame's own RFM_SQLITE_DB_FILE): every `reframe -r` adds its session whole,
+and SQLite's locking keeps two runs writing at once apart.  It is read here read-only, beside
+ReFrame run reports given as files (runs older than the store); a run in both counts once.
+
+A series is one performance variable of one test case (system, partition, MPI environment,
+check and parameters) in the order its runs started, each run's value (its last attempt).
+
+Change points are apache-otava's (Fleming et al., ICPE 2023, "Hunter"): E-divisive means
+(Matteson and James) in sliding windows, each candidate kept where Student's t-test between the
+segments it separates gives a p-value below max_pvalue.  Both act on the logarithm of the
+values: a step is a ratio, and run-to-run spread is closer to normal on that scale (the test
+assumes it; the known-answer script measures what that costs: benchmarks/history_rates.py).
+The step is the ratio of the medians of the two segments.  max_pvalue is the false-alarm
+rate split over every series read (Bonferroni).
+
+The verdict: a series alarms when its reference bounds it in the newest run (an asserted
+variable), its last change point moved it to the worse side (the bounded one), the newest run
+lies in that step, and the step is larger than the minimum detectable slowdown of that bound.
+A step stays an alarm until the series steps back or the site moves past it (--since, after
+accepting the machine as it is now and recording new references).
+"""
+from __future__ import annotations
+
+import json
+import math
+import multiprocessing
+import os
+import re
+import sqlite3
+from concurrent.futures import ProcessPoolExecutor
+from dataclasses import dataclass, field
+from datetime import datetime, timezone
+
+import numpy as np
+
+from . import bounds, references, rfm
+from .files import read_json
+
+FALSE_ALARM_RATE = 0.01   # of the whole history's verdict, split over the series
+WINDOW = 50               # runs in otava's sliding window (its default)
+MIN_RUNS = 3             # runs a new level must hold to be a step: fewer are outliers (a disturbed run)
+MIN_STEP = bounds.MAX_DETECTABLE  # the step a variable no reference bounds must exceed to alarm
+
+
+class HistoryError(ValueError):
+    """A store or report that cannot be read, or a bad filter; the message names it."""
+
+
+def default_store() -> str:
+    """Where ReFrame keeps the results: RFM_SQLITE_DB_FILE where a site set it, else the
+    configuration's (systems/config.py: $JB_OUTPUT/results.db)."""
+    return os.environ.get("RFM_SQLITE_DB_FILE") or os.path.join(rfm.OUTPUT, "results.db")
+
+
+EXTRAS = ("jb_commit", "jb_mode", "jb_cpu", "jb_mpis")  # session_extras' keys
+
+# What history reads of each test case of a stored session: its identity, what decides its role
+# and its values.  SQLite takes them out of the stored report (JSON1), so that Python decodes a
+# few hundred bytes of each case instead of the whole report (about 5 KB a case).
+FIELDS = ("display_name", "system", "partition", "environ", "result", "fixture", "calls", "perfvalues")
+STORED_CASES = f"""
+    SELECT s.uuid, s.session_start_unix,
+           json_extract(s.json_blob, '$.session_info.hostname', {", ".join(f"'$.session_info.{e}'" for e in EXTRAS)}),
+           json_extract(c.value, {", ".join(f"'$.{f}'" for f in FIELDS)})
+    FROM sessions s, json_each(s.json_blob, '$.runs') r, json_each(r.value, '$.testcases') c
+    WHERE s.rowid % ? = ?
+    ORDER BY s.session_start_unix, s.uuid, r.key, c.key"""
+
+
+def _shares(n):
+    """Into how many parts n sessions or series are split: one a core, where there are enough."""
+    return (os.cpu_count() or 1) if n > 50 else 1
+
+
+def _parallel(function, tasks) -> list:
+    """function over tasks, in as many processes as the machine has cores (each a task's
+    share); in this process where there is one core or one task."""
+    workers = min(len(tasks), os.cpu_count() or 1)
+    if workers < 2:
+        return [function(t) for t in tasks]
+    with ProcessPoolExecutor(workers, mp_context=multiprocessing.get_context("fork")) as pool:
+        return list(pool.map(function, tasks))
+
+
+def _stored_cases(task):
+    path, share, shares = task
+    with sqlite3.connect(f"file:{path}?mode=ro", uri=True, timeout=60) as db:
+        return db.execute(STORED_CASES, (shares, share)).fetchall()
+
+
+def read_store(path) -> list:
+    """Every session of a ReFrame results database, oldest first, as run reports holding what
+    history reads of each case (FIELDS)."""
+    if not os.path.isfile(path):
+        raise HistoryError(f"{path}: no results store there (ReFrame writes it at the end of a run; "
+                           f"RFM_SQLITE_DB_FILE or --store names another)")
+    try:
+        with sqlite3.connect(f"file:{path}?mode=ro", uri=True, timeout=60) as db:
+            sessions = db.execute("SELECT uuid, session_start_unix FROM sessions ORDER BY session_start_unix").fetchall()
+        shares = _shares(len(sessions))
+        rows = [row for part in _parallel(_stored_cases, [(path, k, shares) for k in range(shares)]) for row in part]
+    except sqlite3.Error as e:
+        raise HistoryError(f"{path}: not a ReFrame results database ({e})") from None
+    reports = {uuid: {"session_info": {"uuid": uuid, "time_start_unix": started}, "runs": [{"testcases": []}]}
+               for uuid, started in sessions}
+    for uuid, started, info, fields in rows:
+        case = dict(zip(FIELDS, json.loads(fields)))
+        problem = next((f".{k} is not a string: {case[k]!r:.40}" for k in references.CASE_TEXT
+                        if not isinstance(case[k], str)), None) or references.perf_problem(case)
+        if problem:
+            raise HistoryError(f"{path}: session {uuid}: a test case{problem}")
+        reports[uuid]["session_info"].update(zip(("hostname", *EXTRAS), json.loads(info)))
+        reports[uuid]["runs"][0]["testcases"].append(case)
+    return list(reports.values())
+
+
+def session_extras(mode) -> str:
+    """ReFrame's --session-extras for a run of jitterbench: what decides its numbers, kept with
+    the session in the store (jb_commit, jb_mode, jb_cpu, jb_mpis).  ReFrame splits the text at
+    commas, so none is left in a value."""
+    from . import fingerprint, mpi  # noqa: PLC0415
+    extras = {"jb_commit": references.commit(), "jb_mode": mode, "jb_cpu": fingerprint.this_host(),
+              "jb_mpis": "+".join(f.name for f in mpi.available())}
+    return ",".join(f"{k}={str(v).replace(',', ';')}" for k, v in extras.items())
+
+
+def _checked(report, where):
+    if not isinstance(report, dict) or "runs" not in report or "session_info" not in report:
+        raise HistoryError(f"{where}: not a ReFrame run report (no 'runs' or 'session_info')")
+    problem = references.report_problem(report)
+    if problem:
+        raise HistoryError(f"{where}: not a ReFrame run report: field {problem}")
+    return report
+
+
+def read_reports(paths) -> list:
+    return [_checked(read_json(p, HistoryError), p) for p in paths]
+
+
+def since(text) -> float:
+    """--since: a date or a date and time (ISO 8601, UTC unless it says otherwise), as seconds."""
+    try:
+        when = datetime.fromisoformat(text)
+    except ValueError:
+        raise HistoryError(f"--since {text[:40]!r}: not a date like 2026-11-25 or 2026-11-25T14:00") from None
+    return (when if when.tzinfo else when.replace(tzinfo=timezone.utc)).timestamp()
+
+
+@dataclass(frozen=True)
+class Run:
+    uuid: str
+    started: float      # unix seconds
+    hostname: str
+    extras: dict = field(default_factory=dict, hash=False, compare=False)  # session_extras' where it was given
+
+    @property
+    def date(self):
+        return datetime.fromtimestamp(self.started, timezone.utc).strftime("%Y-%m-%d %H:%M")
+
+
+@dataclass(frozen=True)
+class ChangePoint:
+    index: int          # the first run of the new step (0-based in the series)
+    step: float         # median after / median before
+    pvalue: float
+    worse: bool | None  # None: no side is bounded, so none is worse
+
+
+@dataclass
+class Series:
+    system: str
+    environ: str
+    case: str           # the test case: its display name (check and parameters)
+    variable: str
+    unit: str
+    better: str | None          # which side is better: the record's (references.role_of)
+    asserted: bool              # whether the rules assert it (a maximum over calls: never)
+    min_step: float             # the step it must exceed to alarm: its bound's, else History.min_step
+    runs: list = field(default_factory=list)     # indices into History.runs
+    values: list = field(default_factory=list)
+    bound: list | None = None   # the newest run's [reference, lower, upper], where a bound holds
+    change_points: list = field(default_factory=list)
+
+    @property
+    def detectable(self):
+        """The smallest step that alarms: the minimum detectable slowdown of the newest run's bound,
+        else min_step (a variable no reference bounds here: too noisy to judge one run by)."""
+        return (references.detectable_slowdown(self.bound) if self.bound else None) or self.min_step
+
+    def steps(self) -> list:
+        """The change points between two levels the series held for MIN_RUNS runs or more each: the
+        others open or close an outlier (a run or two: a disturbed run, not a step)."""
+        edges = [0, *(cp.index for cp in self.change_points), len(self.values)]
+        return [cp for k, cp in enumerate(self.change_points, start=1)
+                if edges[k] - edges[k - 1] >= MIN_RUNS and edges[k + 1] - edges[k] >= MIN_RUNS]
+
+    def alarm(self) -> ChangePoint | None:
+        """The step that makes this series fail the history (module doc), or None."""
+        steps = self.steps()
+        if not steps or not self.asserted:
+            return None
+        last = steps[-1]
+        slowdown = last.step if self.better == "lower" else 1 / last.step
+        return last if last.worse and slowdown > self.detectable else None
+
+
+@dataclass
+class History:
+    runs: list
+    series: list
+    max_pvalue: float
+    rate: float
+
+
+def _runs_of(reports, start):
+    """The runs of the reports, each once, oldest first, from start (unix seconds) on."""
+    seen = {}
+    for report in reports:
+        info = report["session_info"]
+        key = info.get("uuid") or json.dumps(info, sort_keys=True)
+        started = info.get("time_start_unix")
+        if started is None:
+            raise HistoryError(f"run {key}: its report has no session_info.time_start_unix")
+        if started >= start:
+            extras = {k: info[k] for k in EXTRAS if info.get(k) is not None}
+            seen.setdefault(key, (Run(str(key), float(started), str(info.get("hostname", "")), extras), report))
+    return sorted(seen.values(), key=lambda run_report: run_report[0].started)
+
+
+def read(reports, start=0.0, check=None, variable=None, rate=FALSE_ALARM_RATE, min_step=MIN_STEP) -> History:
+    """The series of every variable of the reports (filtered by regular expressions on the
+    check's name and the variable's), with their change points."""
+    try:
+        check_re, var_re = re.compile(check or ""), re.compile(variable or "")
+    except re.error as e:
+        raise HistoryError(f"--check/--var: not a regular expression: {e}") from None
+    if not 0 < rate < 1:
+        raise HistoryError(f"--false-alarm-rate must be between 0 and 1, not {rate:g}")
+    if not min_step > 1:
+        raise HistoryError(f"--min-step must be above 1 (a slowdown), not {min_step:g}")
+    runs, series = [], {}
+    for i, (run, report) in enumerate(_runs_of(reports, start)):
+        runs.append(run)
+        for c in references.last_attempts(report):
+            if not check_re.search(c["display_name"].split()[0]):
+                continue
+            for name, pv in (c.get("perfvalues") or {}).items():
+                var = name.split(":")[-1]
+                value = pv[0]
+                if not var_re.search(var) or value is None or not value > 0 or not math.isfinite(value):
+                    continue  # a log scale has no place for 0; a variable not measured this run is a gap
+                key = (c["system"] + ":" + c["partition"], c["environ"], c["display_name"], var)
+                if key not in series:
+                    role = references.role_of(c["display_name"].split()[0], var, pv[4] or "", c.get("calls"))
+                    series[key] = Series(*key, pv[4] or "", role.better, role.asserted, min_step)
+                s = series[key]
+                s.runs.append(i)
+                s.values.append(float(value))
+                bounded = pv[1] and (pv[2] is not None or pv[3] is not None)
+                s.bound = [pv[1], pv[2], pv[3]] if bounded else None
+    max_pvalue = rate / max(1, len(series))
+    ordered = list(series.values())
+    parts = [ordered[k::_shares(len(ordered))] for k in range(_shares(len(ordered)))]
+    for part, found in zip(parts, _parallel(_change_points, [([s.values for s in part], [s.better for s in part],
+                                                              max_pvalue) for part in parts])):
+        for s, cps in zip(part, found):
+            s.change_points = cps
+    return History(runs, sorted(series.values(), key=lambda s: (s.system, s.case, s.environ, s.variable)),
+                   max_pvalue, rate)
+
+
+def _change_points(task):
+    values, betters, max_pvalue = task
+    return [change_points(v, max_pvalue, b) for v, b in zip(values, betters)]
+
+
+def change_points(values, max_pvalue, better=None) -> list:
+    """otava's change points of a series (module doc), each with its step: the ratio of the
+    medians of the segments either side of it."""
+    from otava.analysis import compute_change_points  # noqa: PLC0415  otava imports SciPy: only here
+    if len(values) < 3:
+        return []
+    logs = np.log(values)
+    # a list: otava 0.8.0's detector slices its window out of a list but takes a NumPy array whole
+    # (each window then searches the whole series, and its change points land past the series' end)
+    found, _ = compute_change_points(logs.tolist(), window_len=WINDOW, max_pvalue=max_pvalue)
+    edges = [0, *(int(cp.index) for cp in found), len(values)]
+    out = []
+    for k, cp in enumerate(found, start=1):
+        step = math.exp(np.median(logs[edges[k]:edges[k + 1]]) - np.median(logs[edges[k - 1]:edges[k]]))
+        worse = None if better is None else (step > 1) == (better == "lower")
+        out.append(ChangePoint(int(cp.index), step, float(cp.stats.pvalue), worse))
+    return out
+
+
+def _cp_text(history, s, cp):
+    run = history.runs[s.runs[cp.index]]
+    return f"run {s.runs[cp.index] + 1} ({run.date}) x{cp.step:.3g} p={cp.pvalue:.1e}"
+
+
+def text(history, every=False) -> str:
+    """The history for the terminal: the alarms first, then per test case the series that
+    stepped (every series with every=True), a line each."""
+    if not history.runs:
+        return "no runs in the store or the reports (after --since)"
+    first, last = history.runs[0].date, history.runs[-1].date
+    lines = [f"History of {len(history.runs)} run(s), {first} to {last}: {len(history.series)} series. Change points: "
+             f"E-divisive means (apache-otava) on the log of the values, each at p < {history.max_pvalue:.2g} (a "
+             f"false-alarm rate of {history.rate:g} over the series, Bonferroni); step = ratio of the medians."]
+    alarms = [(s, s.alarm()) for s in history.series if s.alarm()]
+    for s, cp in alarms:
+        lines.append(f"WORSE {s.case} @{s.system}+{s.environ} {s.variable}: {_cp_text(history, s, cp)}, past the "
+                     f"smallest slowdown its reference detects (x{s.detectable:.3g})")
+    if not alarms:
+        lines.append("No series stepped to its worse side by more than its reference detects since then.")
+    shown = [s for s in history.series if every or s.change_points]
+    case = None
+    for s in shown:
+        if (s.case, s.system, s.environ) != case:
+            case = (s.case, s.system, s.environ)
+            lines.append(f"\n{s.case} @{s.system}+{s.environ}")
+        steps = "; ".join(_cp_text(history, s, cp) for cp in s.change_points) or "no change point"
+        lines.append(f"  {s.variable}: {len(s.values)} runs, newest {s.values[-1]:.4g} {s.unit}; {steps}")
+    if not every:
+        lines.append(f"\n{len(history.series) - len(shown)} other series: no change point (--all lists them)")
+    return "\n".join(lines)
+
+
+def as_json(history) -> dict:
+    def point(s, cp):
+        return {"run": s.runs[cp.index] + 1, "uuid": history.runs[s.runs[cp.index]].uuid, "step": cp.step,
+                "pvalue": cp.pvalue, "worse": cp.worse}
+    return {
+        "runs": [{"run": i + 1, "uuid": r.uuid, "started": r.started, "hostname": r.hostname, **r.extras}
+                 for i, r in enumerate(history.runs)],
+        "method": {"change_points": "apache-otava compute_change_points (E-divisive means, t-test merge) on "
+                                    "log values", "window": WINDOW, "max_pvalue": history.max_pvalue,
+                   "false_alarm_rate": history.rate, "split": "Bonferroni over the series"},
+        "series": [{"system": s.system, "environ": s.environ, "case": s.case, "variable": s.variable, "unit": s.unit,
+                    "runs": [r + 1 for r in s.runs], "values": s.values, "bound": s.bound,
+                    "detectable_slowdown": s.detectable,
+                    "change_points": [point(s, cp) for cp in s.change_points],
+                    "alarm": point(s, s.alarm()) if s.alarm() else None} for s in history.series],
+    }
+
+
+def command(args) -> int:
+    """`jitterbench history`: 1 where a series alarms (module doc), else 0."""
+    if args.session_extras:
+        print(session_extras(args.session_extras))
+        return 0
+    reports = read_reports(args.reports)
+    store = args.store or default_store()
+    if not (args.reports and args.store is None and not os.path.exists(store)):
+        reports = read_store(store) + reports  # a store named, or there: read; else the reports alone
+    history = read(reports, since(args.since) if args.since else 0.0, args.check, args.var, args.false_alarm_rate,
+                   args.min_step)
+    print(json.dumps(as_json(history), indent=1) if args.json else text(history, args.all))
+    return 1 if any(s.alarm() for s in history.series) else 0
+
+
+def add_arguments(p):
+    p.add_argument("reports", nargs="*", metavar="REPORT", help="ReFrame run reports (--report-file) of runs the "
+                                                                "store does not hold, e.g. older ones")
+    p.add_argument("--store", help="ReFrame's results database (default: $RFM_SQLITE_DB_FILE, else "
+                                   "$JB_OUTPUT/results.db)")
+    p.add_argument("--since", help="only runs started at or after this date (2026-11-25 or 2026-11-25T14:00, UTC)")
+    p.add_argument("--check", help="only checks whose name this regular expression finds (e.g. Halo)")
+    p.add_argument("--var", help="only variables whose name this regular expression finds (e.g. ^max_)")
+    p.add_argument("--false-alarm-rate", type=float, default=FALSE_ALARM_RATE,
+                   help=f"of the whole history, split over its series (default {FALSE_ALARM_RATE:g})")
+    p.add_argument("--min-step", type=float, default=MIN_STEP,
+                   help="the step, as a slowdown, that a variable no reference bounds must exceed to fail the "
+                        f"history (default {MIN_STEP:g}); a bounded one: its bound's minimum detectable slowdown")
+    p.add_argument("--all", action="store_true", help="list every series, not only those that stepped")
+    p.add_argument("--json", action="store_true", help="the series, change points and alarms as JSON")
+    p.add_argument("--session-extras", metavar="MODE", help="print ReFrame's --session-extras for a run of MODE "
+                                                            "(commit, mode, CPU, MPIs), and nothing else")
+
