@@ -51,7 +51,9 @@ echo "== The quick suite on $(hostname): the verdict per check and MPI; the wors
 echo "   against the reference (ratio) and the smallest the reference detects; MAX and AVG there, us per call"
 echo "   (MAX = mean over calls of the max over tasks); every case: jitterbench table --all $JB_OUTPUT/report.json"
 jitterbench table "$JB_OUTPUT/report.json" || status=1
-jitterbench report "$JB_OUTPUT/report.json" -o "$JB_OUTPUT/report" >/dev/null || status=1
+store=${RFM_SQLITE_DB_FILE:-$JB_OUTPUT/results.db}  # every run so far: the report's History section
+history=(); [ -f "$store" ] && history=(--history "$store")
+jitterbench report "$JB_OUTPUT/report.json" -o "$JB_OUTPUT/report" "${history[@]}" >/dev/null || status=1
 echo
 echo "Perflogs: $JB_OUTPUT/perflogs   JUnit: $JB_OUTPUT/junit.xml   Run report: $JB_OUTPUT/report.json"
 echo "The HTML report, figures and tables of this run: $JB_OUTPUT/report/index.html"

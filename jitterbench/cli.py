@@ -50,7 +50,9 @@ def write_report(args):
         for (environ, label), (mine, base) in report.transport_differences(col, baseline).items():
             print(f"warning: {label} and {baseline} used different transports in environment {environ}: "
                   f"{' | '.join(mine)} against {' | '.join(base)}", file=sys.stderr)
-    return report.write(col, folder, title, baseline)
+    store = args.history or (os.path.join(args.inputs[0], "results.db") if len(args.inputs) == 1 else None)
+    kept = history.read(history.read_store(store)) if args.history or (store and os.path.isfile(store)) else None
+    return report.write(col, folder, title, baseline, kept)
 
 
 def _finite(text):
@@ -112,6 +114,8 @@ def parser() -> argparse.ArgumentParser:
                                               "else ./report); an existing one is replaced only if it is an "
                                               "earlier report")
         p.add_argument("--title", help="the page's title")
+        p.add_argument("--history", metavar="DB", help="a History section from this results store (default: the "
+                                                       "results.db of the one folder given, where there is one)")
         if name == "compare":
             p.add_argument("--baseline", help="the label the others are set against (default: the first measured)")
     history.add_arguments(sub.add_parser("history", help="every run kept: per variable its series and change "

@@ -308,15 +308,17 @@ def text(history, every=False) -> str:
     if not history.runs:
         return "no runs in the store or the reports (after --since)"
     first, last = history.runs[0].date, history.runs[-1].date
-    lines = [f"History of {len(history.runs)} run(s), {first} to {last}: {len(history.series)} series. Change points: "
-             f"E-divisive means (apache-otava) on the log of the values, each at p < {history.max_pvalue:.2g} (a "
-             f"false-alarm rate of {history.rate:g} over the series, Bonferroni); step = ratio of the medians."]
+    lines = [f"History of {len(history.runs)} run(s), {first} to {last}: {len(history.series)} series.",
+             f"Change points: E-divisive means (apache-otava) on the log of the values, each at p < "
+             f"{history.max_pvalue:.2g}",
+             f"(a false-alarm rate of {history.rate:g} over the series, Bonferroni); a step: the ratio of the medians "
+             f"of levels of {MIN_RUNS}+ runs."]
     alarms = [(s, s.alarm()) for s in history.series if s.alarm()]
     for s, cp in alarms:
         lines.append(f"WORSE {s.case} @{s.system}+{s.environ} {s.variable}: {_cp_text(history, s, cp)}, past the "
                      f"smallest slowdown its reference detects (x{s.detectable:.3g})")
     if not alarms:
-        lines.append("No series stepped to its worse side by more than its reference detects since then.")
+        lines.append("No series stepped to its worse side past what its reference detects.")
     shown = [s for s in history.series if every or s.change_points]
     case = None
     for s in shown:
@@ -381,3 +383,43 @@ def add_arguments(p):
     p.add_argument("--session-extras", metavar="MODE", help="print ReFrame's --session-extras for a run of MODE "
                                                             "(commit, mode, CPU, MPIs), and nothing else")
 
+
+
+FIGURES = 24  # figures in a report's History section: alarms first, then the largest steps
+
+
+def figures(history) -> list:
+    """The report's History section: a figure per series that stepped (at most FIGURES; alarms
+    first, then by the size of the largest step), each its values by run, the bound of its
+    newest reference and its change points, with the numbers as the figure's table."""
+    from matplotlib.figure import Figure as Canvas  # noqa: PLC0415  only to draw
+    from .figures import Figure, text  # noqa: PLC0415
+    stepped = [s for s in history.series if s.change_points]
+    stepped.sort(key=lambda s: (s.alarm() is None, -max(abs(math.log(cp.step)) for cp in s.change_points)))
+    out = []
+    for k, s in enumerate(stepped[:FIGURES]):
+        fig = Canvas(figsize=(7, 3.2), layout="constrained")
+        ax = fig.subplots()
+        runs = [r + 1 for r in s.runs]
+        ax.plot(runs, s.values, "o-", ms=3, lw=1, label=text(s.variable))
+        if s.bound:
+            ref, lower, upper = s.bound
+            bound = ref * (1 + upper) if upper is not None else ref * (1 + lower)
+            ax.axhline(ref, ls=":", c="grey", lw=1, label="reference")
+            ax.axhline(bound, ls="--", c="grey", lw=1, label="its bound")
+        alarm = s.alarm()
+        for cp in s.change_points:
+            ax.axvline(runs[cp.index] - 0.5, c="red" if cp is alarm else "orange", lw=1)
+            ax.annotate(f"x{cp.step:.3g}", (runs[cp.index] - 0.5, 1), xycoords=("data", "axes fraction"),
+                        fontsize=8, va="top", ha="left")
+        ax.set_yscale("log")
+        ax.set_xlabel("run")
+        ax.set_ylabel(text(s.unit))
+        ax.legend(fontsize=7, loc="best")
+        title = f"{s.variable}: {s.case} @{s.system}+{s.environ}"
+        steps = "; ".join(_cp_text(history, s, cp) for cp in s.change_points)
+        caption = (f"{'WORSE: ' if alarm else ''}{len(s.values)} runs, one value each (the check's own statistic "
+                   f"of that run); change points (vertical lines, red: the alarm): {steps}")
+        rows = [(r, history.runs[i].date, f"{v:.4g}") for r, i, v in zip(runs, s.runs, s.values)]
+        out.append(Figure(f"history-{k + 1}", title, caption, ("run", "started (UTC)", s.unit), rows, fig))
+    return out

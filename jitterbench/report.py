@@ -18,6 +18,7 @@ from pathlib import Path
 import jinja2
 
 from . import __version__, benchmarks, compare, figures, files, findings, transports, verdict_table
+from . import history as histories
 from .runs import Collection
 
 ENV = jinja2.Environment(loader=jinja2.PackageLoader("jitterbench", "templates"),
@@ -141,15 +142,16 @@ def _embed(fig: figures.Figure, folder: Path):
         f"{folder.name}/{fig.name}.svg", f"{folder.name}/{fig.name}.png"]
 
 
-def write(col: Collection, out: Path, title: str, baseline: str | None = None) -> Path:
+def write(col: Collection, out: Path, title: str, baseline: str | None = None, history=None) -> Path:
     """The report in folder out: index.html, figures/*.png and *.svg.  Made beside out and
     swapped in whole (files.write_folder), and only over a report written earlier: any
     other folder or file at out is left alone, and the error says so."""
     def fill(folder: Path):
         (folder / "figures").mkdir()
         figs = figures.all_figures(col)
+        history_figs = histories.figures(history) if history else []
         images, written = {}, ["index.html"]
-        for f in figs:
+        for f in [*figs, *history_figs]:
             images[f.name], files_of_figure = _embed(f, folder / "figures")
             written += files_of_figure
         measured, papers = beside_papers(col)
@@ -159,7 +161,9 @@ def write(col: Collection, out: Path, title: str, baseline: str | None = None) -
             **common, figures=figs, images=images, factors=factors(col),
             verdicts=verdict_table.summarize([c for c in col.cases if c.kind == "measured"]),
             baseline=baseline, comparisons=comparisons(col, baseline) if baseline else None,
-            measured=measured, papers=papers, findings=findings.rows(col), fmt=figures.fmt, alpha=compare.ALPHA)
+            measured=measured, papers=papers, findings=findings.rows(col), fmt=figures.fmt, alpha=compare.ALPHA,
+            history=history, history_figures=history_figs,
+            history_text=histories.text(history).split("\n\n")[0] if history else "")
         (folder / "index.html").write_text(html)
         (folder / "environment.html").write_text(ENV.get_template("environment.html.j2").render(
             **common, factors=factors(col, environment=True)))

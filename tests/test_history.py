@@ -132,17 +132,21 @@ def test_a_run_given_twice_counts_once(tmp_path, capsys):
     assert len(json.loads(out)["runs"]) == 15
 
 
-def test_the_store_is_read_with_the_reports_and_a_run_in_both_counts_once(tmp_path, capsys):
-    """A database of ReFrame's schema (its sessions table, the report as JSON text)."""
-    paths = reports(tmp_path, series(step_at=10, factor=2.0))
-    db = tmp_path / "results.db"
-    with sqlite3.connect(db) as conn:
+def store(path, reports_):
+    """A database of ReFrame's schema (its sessions table, the report as JSON text) holding the reports."""
+    with sqlite3.connect(path) as conn:
         conn.execute("CREATE TABLE sessions(uuid TEXT PRIMARY KEY, session_start_unix REAL, session_end_unix REAL, "
                      "json_blob TEXT, report_file TEXT)")
-        for p in paths[:12]:
+        for p in reports_:
             doc = json.loads(open(p).read())
             conn.execute("INSERT INTO sessions VALUES (?, ?, ?, ?, ?)", (doc["session_info"]["uuid"],
                          doc["session_info"]["time_start_unix"], None, json.dumps(doc), p))
+    return path
+
+
+def test_the_store_is_read_with_the_reports_and_a_run_in_both_counts_once(tmp_path, capsys):
+    paths = reports(tmp_path, series(step_at=10, factor=2.0))
+    db = store(tmp_path / "results.db", paths[:12])
     assert cli.main(["history", "--store", str(db), *paths[10:], "--json"]) == 1
     doc = json.loads(capsys.readouterr().out)
     assert len(doc["runs"]) == 15 and doc["series"][0]["alarm"]["run"] == 10
@@ -189,3 +193,13 @@ def test_a_gap_and_a_zero_leave_the_rest_of_the_series(tmp_path, capsys):
     code, out, _ = run(capsys, *reports(tmp_path, values), "--json")
     (s,) = json.loads(out)["series"]
     assert 4 not in s["runs"] and len(s["values"]) == 14 and s["alarm"]["run"] == 10
+
+
+def test_the_report_has_a_history_section_with_a_figure_of_the_step(tmp_path, capsys):
+    paths = reports(tmp_path, series(step_at=10, factor=2.0))
+    db = store(tmp_path / "results.db", paths)
+    assert cli.main(["report", paths[-1], "-o", str(tmp_path / "report"), "--history", str(db)]) == 0
+    html = (tmp_path / "report" / "index.html").read_text()
+    section = html[html.index('<h2 id="history">'):]
+    assert "History of 15 run(s)" in section and 'id="history-1"' in section and "WORSE" in section
+    assert (tmp_path / "report" / "figures" / "history-1.png").stat().st_size > 0
