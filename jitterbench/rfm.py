@@ -27,6 +27,24 @@ def reference_files(system):
     return [p for p in (os.path.join(d, f"{system}.yaml") for d in REFERENCE_DIRS) if os.path.exists(p)]
 
 
+def results_handlers():
+    """ReFrame's httpjson perflog handler where a site sets JB_RESULTS_URL (docs/history.md): one
+    JSON record per test case, every parameter and performance value with its unit, posted to
+    the URL (an Elastic index's _doc endpoint, a Grafana-fed collector), with the fields of
+    JB_RESULTS_EXTRAS ("site=cscs,cluster=daint") added to each.  None set: no handler."""
+    url = os.environ.get("JB_RESULTS_URL")
+    if not url:
+        return []
+    extras = {"facility": "jitterbench"}
+    for item in filter(None, os.environ.get("JB_RESULTS_EXTRAS", "").split(",")):
+        key, sep, value = item.partition("=")
+        if not sep or not key.strip():
+            raise SystemExit(f"jitterbench: JB_RESULTS_EXTRAS: '{item[:40]}' is not key=value "
+                             f"(e.g. site=cscs,cluster=daint)")
+        extras[key.strip()] = value
+    return [{"type": "httpjson", "url": url, "level": "info", "extras": extras}]
+
+
 def install_prefix(variable):
     """Where a programming environment's installed binaries are, {environ} standing
     for its name: the variable (JB_PREFIX, JB_OSU_PREFIX) if set, else that

@@ -23,7 +23,7 @@ if REPO not in sys.path:
 import jitterbench.benchmarks  # noqa: E402
 import jitterbench.launchers  # noqa: E402,F401  registers the jb-mpirun, poe, bgp-mpirun and yod launchers
 from jitterbench import site  # noqa: E402
-from jitterbench.rfm import OUTPUT  # noqa: E402  JB_OUTPUT, else output/ of the checkout
+from jitterbench.rfm import OUTPUT, results_handlers  # noqa: E402  OUTPUT: JB_OUTPUT, else output/ of the checkout
 
 os.makedirs(OUTPUT, exist_ok=True)
 
@@ -91,6 +91,6 @@ site_configuration = {
             "format_perfvars": ("%(check_perf_value)s|%(check_perf_unit)s|%(check_perf_ref)s|"
                                 "%(check_perf_lower_thres)s|%(check_perf_upper_thres)s|"),
             "append": True,
-        }],
+        }, *results_handlers()],  # JB_RESULTS_URL: each record also posted where the site looks
     }],
 }

@@ -1,14 +1,17 @@
 """Every run kept: ReFrame's results database as jitterbench's store, for real.  Two runs write
 it at once and both sessions are there; a run killed mid-way leaves the earlier sessions
-readable; `jitterbench history` and ReFrame's own --performance-compare read the sessions."""
+readable; `jitterbench history` and ReFrame's own --performance-compare read the sessions.
+Results sent out: with JB_RESULTS_URL every performance record reaches an HTTP receiver."""
 from __future__ import annotations
 
+import http.server
 import json
 import os
 import signal
 import sqlite3
 import subprocess
 import sys
+import threading
 import time
 from pathlib import Path
 
@@ -97,3 +100,52 @@ def test_reframe_s_own_comparison_reads_two_jitterbench_sessions(store):
     assert proc.returncode == 0, proc.stdout[-2000:] + proc.stderr[-2000:]
     lines = [line for line in proc.stdout.splitlines() if "HaloCheck" in line]
     assert any("max_sendrecv_4096" in line for line in lines), proc.stdout[-2000:]
+
+
+class Receiver(http.server.BaseHTTPRequestHandler):
+    """A loopback HTTP endpoint, as an Elastic index's _doc would be: keeps every JSON body posted."""
+    records: list = []
+
+    def do_POST(self):  # noqa: N802  (http.server's name)
+        self.records.append(json.loads(self.rfile.read(int(self.headers["Content-Length"]))))
+        self.send_response(201)
+        self.end_headers()
+
+    def log_message(self, *args):
+        pass
+
+
+def test_every_performance_record_of_a_quick_run_reaches_the_results_url(tmp_path):
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Receiver)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    try:
+        env = dict(os.environ, JB_OUTPUT=str(tmp_path / "out"), JB_REFERENCE_DIR=str(tmp_path / "no-references"),
+                   JB_PREFIX=str(install_prefix(tmp_path / "prefix") / "{environ}"),
+                   JB_RESULTS_URL=f"http://127.0.0.1:{server.server_port}/jitterbench/_doc",
+                   JB_RESULTS_EXTRAS="site=test,cluster=loopback")
+        proc = subprocess.run([str(REFRAME), "-C", "systems/config.py", "--mode", "quick", "-n", "HaloCheck",
+                               "-S", "judge_load=0", "-r"], cwd=REPO, env=env, capture_output=True, text=True,
+                              timeout=600)
+    finally:
+        server.shutdown()
+    assert proc.returncode == 0, proc.stdout[-3000:]
+    rows = [line.split("|") for log in (tmp_path / "out" / "perflogs").rglob("HaloCheck.log")
+            for line in log.read_text().splitlines()[1:]]
+    records = [r for r in Receiver.records if r.get("check_name", "").startswith("HaloCheck")]
+    assert len(records) == len(rows) > 0
+    for r in records:
+        assert r["site"] == "test" and r["cluster"] == "loopback" and r["facility"] == "jitterbench"
+        assert {"check_nodes", "check_placement", "check_eager_limit", "check_environ", "check_mpi_library"} <= set(r)
+        # ReFrame's own check_perf_value aside: one field set per variable, its name with - as _
+        values = [k[:-len("_value")] for k in r if k.startswith("check_perf_") and k.endswith("_value")
+                  and k != "check_perf_value"]
+        assert values and all(r[f"{v}_unit"] for v in values)
+        assert any(v.startswith("check_perf_max_") and r[f"{v}_unit"] == "us" for v in values)
+
+
+def test_a_bad_results_extras_is_one_line_and_no_run(tmp_path):
+    proc = subprocess.run([str(REFRAME), "-C", "systems/config.py", "-l"], cwd=REPO, capture_output=True, text=True,
+                          env=dict(os.environ, JB_OUTPUT=str(tmp_path), JB_RESULTS_URL="http://127.0.0.1:9/x",
+                                   JB_RESULTS_EXTRAS="site"), timeout=300)
+    assert proc.returncode != 0
+    assert "JB_RESULTS_EXTRAS: 'site' is not key=value" in proc.stdout + proc.stderr
