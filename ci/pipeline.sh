@@ -3,7 +3,10 @@
 #
 #   ci/pipeline.sh build        the Spack environment where the runner has Spack, else every
 #                               benchmark built with CMake and installed in install/<environ>
-#   ci/pipeline.sh acceptance   reframe --mode $JB_MODE on $JB_SYSTEM; evidence in output/$JB_SYSTEM
+#   ci/pipeline.sh acceptance   reframe --mode $JB_MODE on $JB_SYSTEM; evidence in output/$JB_SYSTEM,
+#                               the run added to the results store (store below)
+#   ci/pipeline.sh history      jitterbench history of $JB_SYSTEM's runs in the store: fails on a
+#                               new step to the worse side
 #   ci/pipeline.sh report       the summary of every system's run: output/summary.txt and the
 #                               HTML report output/report/index.html
 #
@@ -32,8 +35,29 @@ build() {
     fi
 }
 
+# The results store every acceptance run adds to, kept across pipelines: JB_RESULTS_DB (a path on
+# the runner's machine or shared storage), else results/<system>/results.db in the project, which
+# the jobs' GitLab cache carries from one pipeline to the next.
+store() {
+    if [ -n "${JB_RESULTS_DB:-}" ]; then
+        echo "$JB_RESULTS_DB"
+    else
+        echo "$PWD/results/$JB_SYSTEM/results.db"
+    fi
+}
+
+say_store() {
+    local where="GitLab's cache (key jitterbench-results-$JB_SYSTEM)"
+    [ -z "${JB_RESULTS_DB:-}" ] || where="JB_RESULTS_DB"
+    echo "results store: $(store), kept across pipelines by $where"
+}
+
 acceptance() {
     need_system
+    export RFM_SQLITE_DB_FILE
+    RFM_SQLITE_DB_FILE=$(store)
+    mkdir -p "$(dirname "$RFM_SQLITE_DB_FILE")"
+    say_store
     case "${JB_MODE:-}" in
         quick|acceptance) ;;
         *) die "JB_MODE is '${JB_MODE:-}': expected quick or acceptance" ;;
@@ -52,7 +76,25 @@ acceptance() {
     for module in ${JB_MODULES:-}; do opts+=(-m "$module"); done
     # JB_RFM_OPTIONS is split into words on purpose: several options in one variable
     # shellcheck disable=SC2086
-    JB_OUTPUT=$PWD/output/$JB_SYSTEM reframe -C systems/config.py "${opts[@]}" ${JB_RFM_OPTIONS:-} -r
+    local status=0
+    JB_OUTPUT=$PWD/output/$JB_SYSTEM reframe -C systems/config.py "${opts[@]}" \
+        --session-extras "$(jitterbench history --session-extras "$JB_MODE")" ${JB_RFM_OPTIONS:-} -r || status=$?
+    # the store as it now is, among the job's artifacts (SQLite's own copy: whole, whoever writes)
+    [ ! -f "$RFM_SQLITE_DB_FILE" ] || python -c 'import sqlite3, sys
+with sqlite3.connect(sys.argv[1]) as src, sqlite3.connect(sys.argv[2]) as dst: src.backup(dst)' \
+        "$RFM_SQLITE_DB_FILE" "output/$JB_SYSTEM/results.db"
+    return $status
+}
+
+history() {
+    need_system
+    say_store
+    mkdir -p "output/$JB_SYSTEM"
+    local status=0
+    jitterbench history --store "$(store)" --system "$JB_SYSTEM" --json > "output/$JB_SYSTEM/history.json" || status=$?
+    [ $status -le 1 ] || return $status
+    jitterbench history --store "$(store)" --system "$JB_SYSTEM" | tee "output/$JB_SYSTEM/history.txt"
+    return $status
 }
 
 report() {
@@ -75,6 +117,6 @@ report() {
 }
 
 case "${1:-}" in
-    build|acceptance|report) "$1" ;;
-    *) die "usage: ci/pipeline.sh build|acceptance|report" ;;
+    build|acceptance|history|report) "$1" ;;
+    *) die "usage: ci/pipeline.sh build|acceptance|history|report" ;;
 esac

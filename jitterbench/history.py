@@ -231,9 +231,10 @@ def _runs_of(reports, start):
     return sorted(seen.values(), key=lambda run_report: run_report[0].started)
 
 
-def read(reports, start=0.0, check=None, variable=None, rate=FALSE_ALARM_RATE, min_step=MIN_STEP) -> History:
+def read(reports, start=0.0, check=None, variable=None, rate=FALSE_ALARM_RATE, min_step=MIN_STEP,
+         system=None) -> History:
     """The series of every variable of the reports (filtered by regular expressions on the
-    check's name and the variable's), with their change points."""
+    check's name and the variable's, and by the system's name), with their change points."""
     try:
         check_re, var_re = re.compile(check or ""), re.compile(variable or "")
     except re.error as e:
@@ -246,7 +247,7 @@ def read(reports, start=0.0, check=None, variable=None, rate=FALSE_ALARM_RATE, m
     for i, (run, report) in enumerate(_runs_of(reports, start)):
         runs.append(run)
         for c in references.last_attempts(report):
-            if not check_re.search(c["display_name"].split()[0]):
+            if not check_re.search(c["display_name"].split()[0]) or system not in (None, c["system"]):
                 continue
             for name, pv in (c.get("perfvalues") or {}).items():
                 var = name.split(":")[-1]
@@ -360,7 +361,7 @@ def command(args) -> int:
     if not (args.reports and args.store is None and not os.path.exists(store)):
         reports = read_store(store) + reports  # a store named, or there: read; else the reports alone
     history = read(reports, since(args.since) if args.since else 0.0, args.check, args.var, args.false_alarm_rate,
-                   args.min_step)
+                   args.min_step, args.system)
     print(json.dumps(as_json(history), indent=1) if args.json else text(history, args.all))
     return 1 if any(s.alarm() for s in history.series) else 0
 
@@ -371,6 +372,7 @@ def add_arguments(p):
     p.add_argument("--store", help="ReFrame's results database (default: $RFM_SQLITE_DB_FILE, else "
                                    "$JB_OUTPUT/results.db)")
     p.add_argument("--since", help="only runs started at or after this date (2026-11-25 or 2026-11-25T14:00, UTC)")
+    p.add_argument("--system", help="only the runs of this ReFrame system (a store may hold several)")
     p.add_argument("--check", help="only checks whose name this regular expression finds (e.g. Halo)")
     p.add_argument("--var", help="only variables whose name this regular expression finds (e.g. ^max_)")
     p.add_argument("--false-alarm-rate", type=float, default=FALSE_ALARM_RATE,

@@ -232,3 +232,21 @@ def test_a_failed_reference_turns_the_acceptance_job_red_naming_the_check(merge_
     report = json.loads((artifacts(project, "acceptance:local") / "output" / "local" / "report.json").read_text())
     assert {(c["result"], c["fail_phase"]) for run in report["runs"] for c in run["testcases"]
             if not c.get("fixture")} == {("fail", "performance")}
+
+
+def test_the_history_job_of_a_second_pipeline_sees_the_first_s_runs(merge_request_pipeline, project, tmp_path):
+    """Two pipelines, each acceptance:local (one small case) then history:local, with the site's
+    store on a path of its own (JB_RESULTS_DB): the second's history holds both runs."""
+    store = tmp_path / "shared" / "results.db"
+    # the store, not the speed, is tested: the disturbed-run rule off (test_reframe.py, NOT_JUDGING_LOAD)
+    narrow = "-n HaloCheck -P placement=row -S patterns=isend-recv -S msg_sizes=4096 -S calls=20 -S judge_load=0"
+    for pipeline in (1, 2):
+        proc = run_pipeline(project, "--variable", f"JB_RESULTS_DB={store}", "--variable", f"JB_RFM_OPTIONS={narrow}",
+                            "--variable", f"JB_REFERENCE_DIR={tmp_path / 'no-references'}",
+                            "acceptance:local", "history:local")
+        assert job_results(proc.stdout) == {"acceptance:local": "PASS", "history:local": "PASS"}, proc.stdout[-3000:]
+        assert f"results store: {store}, kept across pipelines by JB_RESULTS_DB" in proc.stdout
+    doc = json.loads((artifacts(project, "history:local") / "output" / "local" / "history.json").read_text())
+    assert len(doc["runs"]) == 2 and {r["jb_mode"] for r in doc["runs"]} == {"quick"}
+    halo = [s for s in doc["series"] if s["variable"] == "max_isend-recv_4096"]
+    assert len(halo) == len(mpis.built()) and all(s["runs"] == [1, 2] for s in halo)
