@@ -2,6 +2,7 @@
 
     python benchmarks/verdict_rates.py false-alarms --runs 20 --out DIR
     python benchmarks/verdict_rates.py power --factors 1.5,2 --runs 5 --out DIR
+    python benchmarks/verdict_rates.py link-rate --rate 500mbit --runs 3 --out DIR -- -n PingPongCheck -P nodes=2
 
 false-alarms runs the quick suite (`reframe --mode quick`, as ci/main.sh does, with the
 binaries ci/setup.sh built) RUNS times one after the other on a quiet machine and counts the
@@ -15,6 +16,12 @@ US at every call, so the MAX moves by about US), and prints per MPI and factor h
 failed naming the target beside the reference's minimum detectable slowdown: a factor above it
 should be detected in (nearly) every run, one below it seldom.
 
+link-rate cuts every rate-limited link of the virtual cluster (vcluster.sh rate RATE, after
+`up --rails 1 --link-rate R`), runs the quick suite RUNS times there (ReFrame options after --,
+e.g. -n PingPongCheck -P nodes=2), and restores the rate.  Per bounded variable it prints the
+runs in which it failed beside its slowdown (median of the runs' values against the reference)
+and its minimum detectable slowdown.
+
 Both read the references the checks do (rfm.reference_files: the machine's own, then
 reference_data/); every run's output stays under --out.  Timings: nothing here asserts;
 the figures go in the issue's note.
@@ -24,6 +31,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import statistics
 import subprocess
 import sys
 import time
@@ -41,9 +49,10 @@ MPIS = ("openmpi", "mpich", "intelmpi")
 
 
 def prefix(root: Path) -> Path:
-    """JB_PREFIX's root: <root>/<environ>/bin holding build/<environ>'s binaries (ci/setup.sh)."""
-    for name in MPIS:
-        built = REPO / "build" / name
+    """JB_PREFIX's root: <root>/<environ>/bin holding build/<MPI>'s binaries (ci/setup.sh), also for
+    the transport variants of an MPI (the virtual cluster's openmpi-ucx, mpich-ofi)."""
+    for name in (*MPIS, "openmpi-ucx", "mpich-ofi"):
+        built = REPO / "build" / name.split("-")[0]
         if (built / "jb-halo").exists():
             (root / name).mkdir(parents=True, exist_ok=True)
             if not (root / name / "bin").exists():
@@ -141,9 +150,44 @@ def power(args):
                   f"{detected:3d}/{args.runs:<4d}  {', '.join(sorted(others)) or '-'}", flush=True)
 
 
+def link_rate(args):
+    vcluster = REPO / "ci" / "vcluster" / "vcluster.sh"
+    before = (Path(os.environ["JB_VCLUSTER_DIR"]) / "link-rate").read_text().strip()
+    subprocess.run(["bash", str(vcluster), "rate", args.rate], check=True)
+    try:
+        runs = [quick_run(args.out / f"run-{k}", "--system", args.system, *args.reframe)
+                for k in range(1, args.runs + 1)]
+    finally:
+        subprocess.run(["bash", str(vcluster), "rate", before], check=True)
+    seen = {}
+    for cases in runs:
+        for c in cases:
+            for name, pv in (c.get("perfvalues") or {}).items():
+                mds = references.detectable_slowdown(pv[1:4]) if pv[1] else None
+                if mds is None or pv[0] is None:
+                    continue
+                key = (c["display_name"], c["environ"], name.split(":")[-1])
+                slowdown = pv[0] / pv[1] if pv[3] is not None else pv[1] / pv[0]
+                entry = seen.setdefault(key, {"mds": mds, "slowdowns": [], "failed": 0})
+                entry["slowdowns"].append(slowdown)
+                entry["failed"] += pv[5:6] == ["fail"]
+    print(f"links at {args.rate} (were {before}); {args.runs} runs of the quick suite {' '.join(args.reframe)}; "
+          f"per bounded variable: runs failed, its slowdown (median over the runs) and detectable slowdown")
+    rows = sorted(seen.items(), key=lambda kv: -statistics.median(kv[1]["slowdowns"]) / kv[1]["mds"])
+    for (case, environ, var), e in rows[:args.show]:
+        print(f"{e['failed']:2d}/{args.runs}  x{statistics.median(e['slowdowns']):6.3g}  detectable x{e['mds']:<7.3g} "
+              f"{environ:9} {var}  {case.split()[0]} {' '.join(case.split()[1:3])}")
+    detected = sum(e["failed"] > 0 for e in seen.values())
+    print(f"{len(seen)} bounded variables; {detected} failed in at least one run")
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("what", choices=("false-alarms", "power"))
+    parser.add_argument("what", choices=("false-alarms", "power", "link-rate"))
+    parser.add_argument("--rate", default="500mbit", help="link-rate: the rate every link is cut to")
+    parser.add_argument("--system", default="vcluster", help="link-rate: the virtual cluster's system")
+    parser.add_argument("--show", type=int, default=25, help="link-rate: the variables shown, nearest detection first")
+    parser.add_argument("reframe", nargs="*", help="link-rate: options for ReFrame (after --)")
     parser.add_argument("--runs", type=int, default=20)
     parser.add_argument("--factors", default="1.5,2")
     parser.add_argument("--check", default="JacobiCheck", help="a check whose benchmark takes --inject (halo, jacobi)")
@@ -154,7 +198,7 @@ def main():
         parser.error("--runs must be at least 1")
     args.out = args.out.resolve()
     args.out.mkdir(parents=True, exist_ok=False)
-    (false_alarms if args.what == "false-alarms" else power)(args)
+    {"false-alarms": false_alarms, "power": power, "link-rate": link_rate}[args.what](args)
 
 
 if __name__ == "__main__":
