@@ -17,11 +17,12 @@ assumes it; the known-answer script measures what that costs: benchmarks/history
 The step is the ratio of the medians of the two segments.  max_pvalue is the false-alarm
 rate split over every series read (Bonferroni).
 
-The verdict: a series alarms when its reference bounds it in the newest run (an asserted
-variable), its last change point moved it to the worse side (the bounded one), the newest run
-lies in that step, and the step is larger than the minimum detectable slowdown of that bound.
-A step stays an alarm until the series steps back or the site moves past it (--since, after
-accepting the machine as it is now and recording new references).
+The verdict: a series alarms when the rules assert its variable (references.role_of: a maximum
+over calls never), its last step (a change point between levels of MIN_RUNS runs or more each)
+moved it to the worse side, the newest run lies in that step, and the step is larger than the
+minimum detectable slowdown of the variable's bound in the newest run, or than min_step where
+no reference bounds it.  A step stays an alarm until the series steps back or the site moves
+past it (--since, after accepting the machine as it is now and recording new references).
 """
 from __future__ import annotations
 
@@ -30,8 +31,8 @@ import math
 import multiprocessing
 import os
 import re
+import signal
 import sqlite3
-from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 
@@ -78,12 +79,14 @@ def _shares(n):
 
 def _parallel(function, tasks) -> list:
     """function over tasks, in as many processes as the machine has cores (each a task's
-    share); in this process where there is one core or one task."""
+    share); in this process where there is one core or one task.  The workers leave Ctrl-C to
+    this process, which ends them (Pool's exit) and says so in one line (cli)."""
     workers = min(len(tasks), os.cpu_count() or 1)
     if workers < 2:
         return [function(t) for t in tasks]
-    with ProcessPoolExecutor(workers, mp_context=multiprocessing.get_context("fork")) as pool:
-        return list(pool.map(function, tasks))
+    with multiprocessing.get_context("fork").Pool(workers, initializer=signal.signal,
+                                                  initargs=(signal.SIGINT, signal.SIG_IGN)) as pool:
+        return pool.map(function, tasks)
 
 
 def _stored_cases(task):
