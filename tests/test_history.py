@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import re
 import sqlite3
+import time
 from datetime import datetime, timezone
 
 import numpy as np
@@ -203,3 +204,20 @@ def test_the_report_has_a_history_section_with_a_figure_of_the_step(tmp_path, ca
     section = html[html.index('<h2 id="history">'):]
     assert "History of 15 run(s)" in section and 'id="history-1"' in section and "WORSE" in section
     assert (tmp_path / "report" / "figures" / "history-1.png").stat().st_size > 0
+
+
+def test_ctrl_c_while_the_command_loads_is_one_line(tmp_path):
+    """SIGINT to the command's process group, as a terminal's Ctrl-C, 0.2 s in: its modules
+    (NumPy, ReFrame's support) take most of a second to load (jitterbench/entry.py)."""
+    import os
+    import signal
+    import subprocess
+    import sys
+    from pathlib import Path
+    proc = subprocess.Popen([str(Path(sys.executable).with_name("jitterbench")), "history", *reports(tmp_path, series())],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True,
+                            preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
+    time.sleep(0.2)
+    os.killpg(proc.pid, signal.SIGINT)
+    out, err = proc.communicate(timeout=60)
+    assert proc.returncode == 130 and err == "jitterbench: interrupted\n" and out == ""
