@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import os
 import re
+import shlex
 
 import reframe as rfm
 import reframe.core.runtime as rt
@@ -97,17 +98,19 @@ class JitterbenchBuild(rfm.CompileOnlyRegressionTest):
     def cmake_or_prefix(self):
         if self.prefix_template:
             self.bindir = os.path.join(self.prefix_template.format(environ=self.current_environ.name), "bin")
-            self.build_system.commands = [f"test -x {self.bindir}/jb-halo"]
+            # quoted, as every value in these shell lines: a variable's content (JB_PREFIX,
+            # JB_SPACK_VIEWS, a pipeline's form) is a path, never a command
+            self.build_system.commands = [f"test -x {shlex.quote(os.path.join(self.bindir, 'jb-halo'))}"]
             return
         self.bindir = os.path.join(self.stagedir, "build")
-        cc = self.current_environ.cc
+        cc = shlex.quote(self.current_environ.cc)
         self.build_system.commands = [
-            f'cmake -S {SOURCES} -B build -DMPI_C_COMPILER="$(command -v {cc})" -DBUILD_TESTING=OFF',
+            f'cmake -S {shlex.quote(SOURCES)} -B build -DMPI_C_COMPILER="$(command -v {cc})" -DBUILD_TESTING=OFF',
             "cmake --build build -j 2",
         ]
         if self.install_root:
             prefix = os.path.join(self.install_root, self.current_environ.name)
-            self.build_system.commands.append(f"cmake --install build --prefix {prefix}")
+            self.build_system.commands.append(f"cmake --install build --prefix {shlex.quote(prefix)}")
             self.bindir = os.path.join(prefix, "bin")
 
     @sanity_function
@@ -419,7 +422,7 @@ class JitterbenchCheck(MpiCheck):
 
     @run_after("setup")
     def set_executable(self):
-        self.executable = os.path.join(self.build.bindir, f"jb-{self.benchmark}")
+        self.executable = shlex.quote(os.path.join(self.build.bindir, f"jb-{self.benchmark}"))  # a path, in a shell line
 
     @run_before("run")
     def set_calls(self):

@@ -7,6 +7,7 @@ are performance variables (latency_8, bw_65536, ...), referenced like every
 other check in reference_data/<system>.yaml.
 """
 import os
+import shlex
 import shutil
 
 import reframe as rfm
@@ -70,7 +71,7 @@ class OsuCheck(MpiCheck):
         path = find_osu(self.benchmark, folder, self.current_environ.name)
         prefix = install_prefix("JB_OSU_PREFIX").format(environ=self.current_environ.name)
         self.skip_if(path is None, f"OSU Micro-Benchmarks not found: no {self.benchmark} under {prefix or 'PATH'}")
-        self.executable = path
+        self.executable = shlex.quote(path) if path else path  # a path, in the job's shell line
         self.executable_opts = options
         if tasks:  # point-to-point between two tasks: one per node when the check spans nodes
             self.num_tasks = tasks

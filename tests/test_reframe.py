@@ -508,3 +508,19 @@ def test_the_disturbed_run_rule_reads_the_load_line_exactly():
     assert disturbed(samples["before"]) and not disturbed(samples["after"])  # 5 - 2 > 2; 4 - 2 = 2 is not
     assert not disturbed({**samples["before"], "runnable": -1})  # unread: no evidence
     assert disturbance("before", samples["before"]).startswith("disturbed run: on n1 before the run, 5 runnable")
+
+
+@pytest.mark.reframe
+def test_a_prefix_whose_name_holds_commands_is_a_path_and_runs_none(tmp_path):
+    """JB_PREFIX reaches the build's and the job's shell lines: quoted, a name of $(...),
+    backticks, ; and spaces is a folder like any other (the binaries are found there) and no
+    command in it runs."""
+    hostile = tmp_path / "p $(touch X);`touch Y`; touch Z"
+    prefix = install_prefix(hostile)
+    env = dict(os.environ, JB_OUTPUT=str(tmp_path / "out"), JB_REFERENCE_DIR=str(tmp_path / "refs"),
+               JB_PREFIX=str(prefix / "{environ}"))
+    proc = subprocess.run([str(REFRAME), "-C", "systems/config.py", *SUBSET, *NOT_JUDGING_LOAD, "-S", "calls=20", "-r"],
+                          cwd=REPO, env=env, capture_output=True, text=True, timeout=600)
+    assert proc.returncode == 0, proc.stdout[-3000:]
+    assert not [p for p in tmp_path.rglob("*") if p.name in ("X", "Y", "Z")]
+    assert not [p for p in REPO.rglob("*") if p.name in ("X", "Y", "Z") and ".git" not in p.parts]
