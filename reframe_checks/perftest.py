@@ -10,6 +10,7 @@ builds perftest there on a site's system) or PATH.  Where the partition lists no
 perftest is not found, the checks are skipped and say which.
 """
 import os
+import shlex
 import shutil
 
 import reframe as rfm
@@ -98,8 +99,10 @@ class PerftestCheck(rfm.RunOnlyRegressionTest, SystemReferences):
         self.device = devices[self.adapter]
         name, _, port = self.device.partition(":")
         self.executable = "bash"
-        self.executable_opts = ["pair.sh", path, "-a", "-F", "-d", name, *(["-i", port] if port else []),
-                                *self.perftest_options]
+        # ReFrame writes the options into the job's shell line as they are: the path (JB_PERFTEST_PREFIX's,
+        # or a Spack view's) and the device (the site's partition) quoted, as every path there
+        self.executable_opts = ["pair.sh", shlex.quote(path), "-a", "-F", "-d", shlex.quote(name),
+                                *(["-i", shlex.quote(port)] if port else []), *self.perftest_options]
         self.num_tasks = self.nodes
         self.num_tasks_per_node = 1
 
