@@ -47,3 +47,6 @@ def test_the_main_job_records_a_baseline_where_no_references_match_and_the_next_
     # the eager limits are the same bytes every run: bounded, and the table judges them
     assert any(pv[2] is not None or pv[3] is not None for c in cases for pv in c["perfvalues"].values())
     assert "eager_limit_shm" in second.stdout
+    # every run kept: the baseline's five and this one, tagged, in the report's History section
+    html = (out / "report" / "index.html").read_text()
+    assert "History of 6 run(s)" in html[html.index('<h2 id="history">'):]
