@@ -97,6 +97,8 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("-o", "--output", help="the reference file to write, e.g. reference_data/local.yaml, or a folder "
                                           "to write <system>.yaml in (replaced whole, or left as it was)")
     p.add_argument("--measured-by", help="who measured (default: user@host)")
+    p.add_argument("--force", action="store_true", help="replace the -o file even if it is not a reference file "
+                                                       "jitterbench wrote (or is a symbolic link)")
     p.add_argument("--false-alarm-rate", type=_finite, default=bounds.FALSE_ALARM_RATE,
                    help="the suite's false-alarm rate per run on a clean machine, split over the asserted variables "
                         f"(default {bounds.FALSE_ALARM_RATE:g})")
@@ -156,7 +158,7 @@ def run(args) -> int:
                                args.false_alarm_rate, args.max_detectable)
         text = references.dump(doc)
         references.loads(text, output)  # the file ReFrame will read: checked before it replaces any
-        files.write_text(output, text)
+        files.write_text(output, text, own=references.HEAD, force=args.force)
         print(f"wrote {output}: {sum(1 for k in doc if k not in references.SECTIONS)} check(s) "
               f"for system {system}: {doc['provenance'].get('bounded', 0)} variable(s) bounded, "
               f"{len(doc.get('not_assertable', []))} not assertable (the rate split over "

@@ -163,18 +163,30 @@ def _temporary(path: Path, shown, make):
         raise OutputError(f"{shown}: cannot write: {e.strerror}") from None
 
 
-def write_text(path, text: str) -> None:
+def write_text(path, text: str, own: str | None = None, force: bool = False) -> None:
     """Writes text to path whole or not at all: a temporary file beside it, then os.replace.
     On any failure or interruption (Ctrl-C too) the temporary file goes and path is as it
-    was.  A file the user names is replaced (it keeps its permissions); a folder there is
+    was.  With own (what the first 4 KiB of the tool's own files of this kind hold), a file there
+    is replaced only if it is one of those, and never through a symbolic link: anything else
+    is the user's and is refused, unless force (it keeps its permissions).  A folder there is
     refused.  A device or pipe (/dev/stdout) is written straight through: it cannot be
     replaced, and must not be."""
+    if not str(path):
+        raise OutputError("the output is named '': name a file to write")
     try:
-        mode = os.stat(path).st_mode
+        mode = os.lstat(path).st_mode if own is not None else os.stat(path).st_mode
     except FileNotFoundError:
         mode = None
     except OSError as e:
         raise OutputError(f"{path}: cannot write: {e.strerror}") from None
+    if own is not None and mode is not None and not force:
+        if stat.S_ISLNK(mode):
+            raise OutputError(f"{path}: is a symbolic link; jitterbench writes no file through one "
+                              f"(name the file itself, or --force)")
+        if stat.S_ISREG(mode) and not _opens_with(path, own):
+            raise OutputError(f"{path}: exists and is not a file jitterbench wrote; name another, or --force "
+                              f"to replace it")
+        mode = os.stat(path).st_mode
     if mode is not None and stat.S_ISDIR(mode):
         raise OutputError(f"{path}: is a folder; name a file to write")
     if mode is not None and not stat.S_ISREG(mode):
@@ -196,6 +208,15 @@ def write_text(path, text: str) -> None:
         if isinstance(e, OSError):
             raise OutputError(f"{path}: cannot write: {e.strerror}") from None
         raise
+
+
+def _opens_with(path, own: str) -> bool:
+    """Whether the first 4 KiB of the file at path hold own."""
+    try:
+        with open(path, "rb") as f:
+            return own.encode() in f.read(4096)
+    except OSError:
+        return False
 
 
 # A folder the tool writes whole (a report) holds this file: the tool's name and version,

@@ -218,6 +218,9 @@ def from_torus(rs, pattern=None, size=None, work=None) -> dict:
 
 # ---- the figure ------------------------------------------------------------------------------
 
+SVG_CREATOR = "jitterbench simulate profile"  # in the figure's metadata: what --figure replaces only its own
+
+
 def figure_svg(step: Step, rows, latencies, title: str) -> str:
     """Normalized time against bandwidth, a line per latency, solid without and dashed with
     overlap, as SVG text."""
@@ -241,5 +244,5 @@ def figure_svg(step: Step, rows, latencies, title: str) -> str:
     ax.legend(fontsize=7, ncol=2)
     fig.tight_layout()
     buf = io.StringIO()
-    fig.savefig(buf, format="svg")
+    fig.savefig(buf, format="svg", metadata={"Creator": SVG_CREATOR})
     return buf.getvalue()

@@ -629,7 +629,10 @@ def check_machine(paths, system=None):
     return matched, lines
 
 
+HEAD = "# References for system '"  # how every file dump writes begins (files.write_text's own)
+
+
 def dump(doc) -> str:
-    head = (f"# References for system '{doc['provenance']['system']}'.\n"
+    head = (f"{HEAD}{doc['provenance']['system']}'.\n"
             "# Read by ReFrame through $ref; format in jitterbench/references.py.\n")
     return head + yaml.safe_dump(doc, sort_keys=False, default_flow_style=None, width=120)

@@ -83,6 +83,7 @@ def add_arguments(sim) -> None:
     p.add_argument("--interrupt-trace", help="correlated interrupts replayed from a trace file, one event per "
                                              "line 'time_us cost_us' ('# length_us L' sets its period)")
     p.add_argument("--json", help="write the results here")
+    p.add_argument("--force", action="store_true", help="replace a --json (or --figure) file jitterbench did not write")
     p = simsub.add_parser("halo", help="predict jb-halo's MAX and AVG at larger task counts")
     p.add_argument("halo_json", help="a jb-halo --json document")
     p.add_argument("--entry", type=whole(0), help="which results entry [0]")
@@ -91,6 +92,7 @@ def add_arguments(sim) -> None:
     p.add_argument("--interrupt-trace", help="every task also replays this noise trace (jb-noise --trace: "
                                              "'start_us length_us' a line) from its own offset")
     p.add_argument("--json", help="write the results here")
+    p.add_argument("--force", action="store_true", help="replace a --json (or --figure) file jitterbench did not write")
     p = simsub.add_parser("profile", help="normalized run time under network profiles of "
                                           "latency and bandwidth, with and without overlap (paper 004)")
     p.add_argument("torus", nargs="*", help="jb-torus --json documents: a run without --work at two sizes or more "
@@ -111,20 +113,24 @@ def add_arguments(sim) -> None:
                    help="a call's time in the documents: max_us, the mean over calls of the per-call MAX over tasks "
                         "(default), or p50_us, the median over calls of it")
     p.add_argument("--json", help="write the results here")
+    p.add_argument("--force", action="store_true", help="replace a --json (or --figure) file jitterbench did not write")
     p.add_argument("--figure", help="draw the normalized times here (SVG)")
 
+
+
+WRITTEN_BY = "jitterbench simulate"  # the first field of every --json document: what replaces only its own
 
 
 def run(args) -> None:
     """The subcommand args.what: its table printed, its results written to args.json if given."""
     out = {"alltoall": alltoall, "halo": halo, "profile": profile_command}[args.what](args)
-    if args.json:
+    if args.json is not None:  # -o '' too: refused by write_text, not taken as no --json
         try:
-            text = json.dumps(out, indent=1, allow_nan=False) + "\n"
+            text = json.dumps({"written_by": f"{WRITTEN_BY} {args.what}", **out}, indent=1, allow_nan=False) + "\n"
         except ValueError:
             raise SimulationInputError(f"the results hold a number that is not finite; "
                                        f"{args.json} not written") from None
-        files.write_text(args.json, text)
+        files.write_text(args.json, text, own=f'"written_by": "{WRITTEN_BY}', force=args.force)
 
 
 # ---- alltoall ----------------------------------------------------------------------------------
@@ -316,8 +322,9 @@ def profile_command(args) -> dict:
         cells = rows[i * len(lats):(i + 1) * len(lats)]
         table.append((f"{bw:g}",) + tuple(f"{c[k]:.3f}" for c in cells for k in ("normalized", "normalized_overlap")))
     print(format_table(header, table))
-    if args.figure:
+    if args.figure is not None:
         title = (f"compute {step.compute_us:.4g} us, {step.messages:g} x {step.size:g} B, overlap "
                  f"{step.overlap_us:.4g} us; zero overhead")
-        files.write_text(args.figure, profile.figure_svg(step, rows, lats, title))
+        files.write_text(args.figure, profile.figure_svg(step, rows, lats, title), own=profile.SVG_CREATOR,
+                         force=args.force)
     return out

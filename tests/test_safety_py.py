@@ -195,10 +195,53 @@ def test_ctrl_c_between_the_two_renames_puts_the_old_report_back(tmp_path, capsy
     assert tree(tmp_path) == before
 
 
+# how the files the tool writes begin: only such a file is replaced without --force
+OWN = {"ref.yaml": "# References for system 'local'.\nold: contents\n",
+       "sim.json": '{\n "written_by": "jitterbench simulate alltoall",\n "old": 1\n}\n'}
+
+
+def writing(tmp_path, output, *extra):
+    samples = tmp_path / "samples.txt"
+    samples.write_text("5\n6\n")
+    return (["reference", *run_reports(tmp_path), "--system", "local", "-o", str(output), *extra]
+            if str(output).endswith(".yaml") else
+            ["simulate", "alltoall", str(samples), "--trials", "10", "--json", str(output), *extra])
+
+
+@pytest.mark.parametrize("output", ["ref.yaml", "sim.json"])
+def test_a_file_the_tool_did_not_write_is_refused_through_a_link_too_and_force_replaces_it(tmp_path, capsys,
+                                                                                            output):
+    foreign = tmp_path / "precious.txt"
+    foreign.write_text("the user's own\n")
+    target, link = tmp_path / output, tmp_path / f"link-{output}"
+    target.write_text("the user's own\n")
+    link.symlink_to(tmp_path / "own")  # a file of the tool's own, behind a link
+    (tmp_path / "own").write_text(OWN[output])
+    for path, says in ((target, "exists and is not a file jitterbench wrote"), (link, "is a symbolic link")):
+        capsys.readouterr()
+        assert cli.main(writing(tmp_path, path)) == 2
+        err = capsys.readouterr().err
+        assert err.count("\n") == 1 and says in err and "--force" in err
+    assert target.read_text() == "the user's own\n" and (tmp_path / "own").read_text() == OWN[output]
+    assert cli.main(writing(tmp_path, target, "--force")) == 0
+    assert target.read_text() != "the user's own\n"
+    assert cli.main(writing(tmp_path, target)) == 0  # now its own: replaced without --force
+
+
+@pytest.mark.parametrize("command", [["reference", "-o", ""], ["simulate", "alltoall", "x", "--json", ""]])
+def test_an_empty_output_name_is_refused(tmp_path, capsys, command):
+    (tmp_path / "x").write_text("5\n6\n")
+    argv = [*command[:1], *run_reports(tmp_path), "--system", "local", *command[1:]] if command[0] == "reference" \
+        else [*command[:2], str(tmp_path / "x"), *command[3:]]
+    assert cli.main(argv) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and ("''" in err or "name the reference file" in err)
+
+
 @pytest.mark.parametrize("output", ["ref.yaml", "sim.json"])
 def test_ctrl_c_while_a_file_is_written_keeps_the_old_file(tmp_path, capsys, monkeypatch, output):
     target = tmp_path / output
-    target.write_text("the old contents\n")
+    target.write_text(OWN[output])  # a file of the tool's own, which it may replace
     reports, samples = run_reports(tmp_path), tmp_path / "samples.txt"
     samples.write_text("5\n6\n")
     before = tree(tmp_path)
@@ -217,7 +260,7 @@ def test_ctrl_c_while_a_file_is_written_keeps_the_old_file(tmp_path, capsys, mon
 
 def test_a_reference_file_named_by_the_user_is_replaced_whole_and_keeps_its_mode(tmp_path, capsys):
     reports, target = run_reports(tmp_path), tmp_path / "local.yaml"
-    target.write_text("old\n")
+    target.write_text(OWN["ref.yaml"])
     target.chmod(0o640)
     assert cli.main(["reference", *reports, "--system", "local", "-o", str(target), "--measured-by", "t"]) == 0
     assert target.read_text().startswith("# References for system 'local'")
