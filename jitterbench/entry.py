@@ -1,9 +1,18 @@
-"""The `jitterbench` command's entry point: Ctrl-C while the command's modules are still loading
-(NumPy, ReFrame's support; most of a second) ends it with one line, as it does later (cli.main)."""
+"""The `jitterbench` command's entry point.  SIGTERM and SIGHUP (a job's time limit, a closed
+terminal) end it as Ctrl-C does: every file it was writing is left whole or as it was (files.py)
+and it says so in one line.  Ctrl-C while its modules are still loading (NumPy, ReFrame's
+support; most of a second) ends it the same way."""
+import signal
 import sys
 
 
+def _as_ctrl_c(signum, frame):
+    raise KeyboardInterrupt
+
+
 def main() -> int:
+    for signum in (signal.SIGTERM, signal.SIGHUP):
+        signal.signal(signum, _as_ctrl_c)
     try:
         from .cli import main as command  # noqa: PLC0415
     except KeyboardInterrupt:

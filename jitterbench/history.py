@@ -84,9 +84,16 @@ def _parallel(function, tasks) -> list:
     workers = min(len(tasks), os.cpu_count() or 1)
     if workers < 2:
         return [function(t) for t in tasks]
-    with multiprocessing.get_context("fork").Pool(workers, initializer=signal.signal,
-                                                  initargs=(signal.SIGINT, signal.SIG_IGN)) as pool:
+    with multiprocessing.get_context("fork").Pool(workers, initializer=_worker_signals) as pool:
         return pool.map(function, tasks)
+
+
+def _worker_signals():
+    """A worker leaves Ctrl-C to the command and ends quietly on SIGTERM or SIGHUP (the command
+    turns those into Ctrl-C: jitterbench/entry.py), as Pool ends its workers."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    for signum in (signal.SIGTERM, signal.SIGHUP):
+        signal.signal(signum, signal.SIG_DFL)
 
 
 def _stored_cases(task):

@@ -3,10 +3,15 @@ drawn from known distributions (a seeded generator), and the inputs it refuses."
 from __future__ import annotations
 
 import json
+import os
 import re
+import signal
 import sqlite3
+import subprocess
+import sys
 import time
 from datetime import datetime, timezone
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -206,18 +211,14 @@ def test_the_report_has_a_history_section_with_a_figure_of_the_step(tmp_path, ca
     assert (tmp_path / "report" / "figures" / "history-1.png").stat().st_size > 0
 
 
-def test_ctrl_c_while_the_command_loads_is_one_line(tmp_path):
-    """SIGINT to the command's process group, as a terminal's Ctrl-C, 0.2 s in: its modules
-    (NumPy, ReFrame's support) take most of a second to load (jitterbench/entry.py)."""
-    import os
-    import signal
-    import subprocess
-    import sys
-    from pathlib import Path
+@pytest.mark.parametrize("signum", [signal.SIGINT, signal.SIGTERM, signal.SIGHUP])
+def test_a_signal_while_the_command_loads_is_one_line(tmp_path, signum):
+    """Ctrl-C (SIGINT to the process group, as a terminal sends it), SIGTERM or SIGHUP, 0.2 s in:
+    its modules (NumPy, ReFrame's support) take most of a second to load (jitterbench/entry.py)."""
     proc = subprocess.Popen([str(Path(sys.executable).with_name("jitterbench")), "history", *reports(tmp_path, series())],
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True,
                             preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
     time.sleep(0.2)
-    os.killpg(proc.pid, signal.SIGINT)
+    os.killpg(proc.pid, signum)
     out, err = proc.communicate(timeout=60)
     assert proc.returncode == 130 and err == "jitterbench: interrupted\n" and out == ""
