@@ -23,13 +23,31 @@ class OutputError(ValueError):
     """An output that cannot be written where asked; nothing was changed there."""
 
 
+MAX_INPUT = 1 << 30  # bytes: the largest file a command reads (a run report of a full sweep is tens of MB)
+
+
 def read_text(path, error: type) -> str:
-    """The file's text, or error("<path>: cannot read: ...") as one line."""
+    """The file's text, or error("<path>: ...") as one line: a pipe, device or folder is refused
+    without waiting on it (opened non-blocking, then checked), and so is a file above MAX_INPUT."""
     path = Path(path)
     try:
-        return path.read_text()
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK)
     except OSError as e:
         raise error(f"{path}: cannot read: {e.strerror}") from None
+    st = os.fstat(fd)
+    if not stat.S_ISREG(st.st_mode) or st.st_size > MAX_INPUT:
+        os.close(fd)
+        raise error(f"{path}: not a regular file (a pipe, device or folder): give a file" if not stat.S_ISREG(
+            st.st_mode) else f"{path}: {st.st_size / 2**30:.1f} GiB, above the {MAX_INPUT >> 30} GiB a command reads")
+    with os.fdopen(fd, "rb") as f:
+        try:
+            data = f.read(MAX_INPUT + 1)
+        except OSError as e:
+            raise error(f"{path}: cannot read: {e.strerror}") from None
+    if len(data) > MAX_INPUT:  # it grew while read
+        raise error(f"{path}: above the {MAX_INPUT >> 30} GiB a command reads")
+    try:
+        return data.decode()
     except UnicodeDecodeError:
         raise error(f"{path}: not a text file") from None
 

@@ -5,6 +5,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from .files import read_text
+
 
 class TopologyFileError(ValueError):
     pass
@@ -29,22 +31,21 @@ WRAP_WORDS = {"yes": True, "torus": True, "1": True, "no": False, "mesh": False,
 
 def read_shape(path) -> Shape:
     dims = wrap = None
-    with open(path) as f:
-        for number, line in enumerate(f, 1):
-            words = line.split("#", 1)[0].split()
-            if not words:
-                continue
-            if words[0] == "dims":
-                try:
-                    dims = tuple(int(d) for d in words[1].split("x"))
-                except (IndexError, ValueError):
-                    raise TopologyFileError(f"{path}, line {number}: expected 'dims AxBxC'") from None
-            elif words[0] == "wrap":
-                if dims is None or len(words) - 1 != len(dims) or any(w not in WRAP_WORDS for w in words[1:]):
-                    raise TopologyFileError(f"{path}, line {number}: expected 'wrap' and yes or no per dimension")
-                wrap = tuple(WRAP_WORDS[w] for w in words[1:])
-            else:
-                break  # the hosts: the shape is known
+    for number, line in enumerate(read_text(path, TopologyFileError).splitlines(), 1):
+        words = line.split("#", 1)[0].split()
+        if not words:
+            continue
+        if words[0] == "dims":
+            try:
+                dims = tuple(int(d) for d in words[1].split("x"))
+            except (IndexError, ValueError):
+                raise TopologyFileError(f"{path}, line {number}: expected 'dims AxBxC'") from None
+        elif words[0] == "wrap":
+            if dims is None or len(words) - 1 != len(dims) or any(w not in WRAP_WORDS for w in words[1:]):
+                raise TopologyFileError(f"{path}, line {number}: expected 'wrap' and yes or no per dimension")
+            wrap = tuple(WRAP_WORDS[w] for w in words[1:])
+        else:
+            break  # the hosts: the shape is known
     if dims is None:
         raise TopologyFileError(f"{path}: no 'dims' line")
     return Shape(dims, wrap or (True,) * len(dims))
