@@ -42,6 +42,14 @@ def write_report(args):
         raise runs.RunsError(f"no test case and no benchmark document in {', '.join(args.inputs)}")
     baseline = None
     if args.command == "compare":
+        labels_of = defaultdict(set)
+        for c in col.cases:
+            if c.kind == "measured":
+                labels_of[c.run].add(c.label)
+        twice = next(((run, sorted(ls)) for run, ls in labels_of.items() if len(ls) > 1), None)
+        if twice:  # one run under two labels would be compared with itself, its repeats counted twice
+            raise runs.RunsError(f"labels {' and '.join(twice[1])} hold the same run ({twice[0]}): compare "
+                                 f"needs a run of its own for each")
         baseline = args.baseline or (col.measured_labels() or labels)[0]
         if baseline not in labels:
             raise runs.RunsError(f"no label '{baseline}' among {', '.join(labels)}")

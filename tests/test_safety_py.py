@@ -422,3 +422,12 @@ def test_only_reference_asks_who_the_user_is(tmp_path, capsys, monkeypatch, halo
     monkeypatch.setattr(cli.getpass, "getuser", nobody)
     assert cli.main(["summarize", str(halo_json)]) == 0
     assert "isend-recv" in capsys.readouterr().out
+
+
+def test_compare_refuses_one_run_under_two_labels(tmp_path, capsys):
+    """A run set against itself would be compared with its own values, its repeats counted twice."""
+    first, second = run_reports(tmp_path)[:2]
+    assert cli.main(["compare", f"A={first}", f"B={first}", "-o", str(tmp_path / "cmp")]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "labels A and B hold the same run" in err and not (tmp_path / "cmp").exists()
+    assert cli.main(["compare", f"A={first}", f"B={second}", "-o", str(tmp_path / "cmp")]) == 0
