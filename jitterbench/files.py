@@ -7,13 +7,18 @@ what the tool did not make.
 """
 from __future__ import annotations
 
+import contextlib
+import ctypes
+import errno
 import json
 import math
 import os
 import re
 import shutil
+import signal
 import stat
 import tempfile
+import threading
 from pathlib import Path
 
 import yaml
@@ -279,12 +284,30 @@ def check_folder_output(path) -> Path:
     return real
 
 
+def exchange(a, b) -> bool:
+    """Swaps the paths a and b in one step (Linux's renameat2 with RENAME_EXCHANGE): at every
+    instant each name holds one of the two.  False where the C library, kernel or file system
+    cannot, having changed nothing."""
+    try:
+        renameat2 = ctypes.CDLL(None, use_errno=True).renameat2
+    except (OSError, AttributeError):
+        return False
+    at_fdcwd, rename_exchange = -100, 2  # <fcntl.h>, <linux/fs.h>
+    if renameat2(at_fdcwd, os.fsencode(a), at_fdcwd, os.fsencode(b), rename_exchange) == 0:
+        return True
+    err = ctypes.get_errno()
+    if err in (errno.EINVAL, errno.ENOSYS, errno.EOPNOTSUPP):
+        return False
+    raise OSError(err, os.strerror(err), str(b))
+
+
 def write_folder(path, fill, tool: str) -> None:
     """Makes the folder path with fill(folder) and marks it, with every entry in it, as the
-    tool's (MARKER).  Built beside path under a
-    temporary name, then swapped in: the old folder renamed aside, the new one renamed in,
-    the old one removed; so an error or Ctrl-C at any point leaves the old folder or the new
-    one, and no temporary folder.  Only a folder the tool wrote earlier is replaced
+    tool's (MARKER).  Built beside path under a temporary name, then swapped in: exchanged
+    with the old folder in one step where the system can (exchange), else the old folder
+    renamed aside and the new one renamed in; then the old one removed.  So at every instant
+    path holds the old report or the new one, and an error, Ctrl-C, SIGTERM or SIGHUP leaves
+    one of them and no temporary folder.  Only a folder the tool wrote earlier is replaced
     (check_folder_output).  The folder gets the user's umask (0755 with 022)."""
     real = check_folder_output(path)
     try:
@@ -303,17 +326,44 @@ def write_folder(path, fill, tool: str) -> None:
         (new / MARKER).write_text("\n".join([tool, *written]) + "\n")
         if real.exists():
             check_folder_output(path)  # again: it may have changed while the new one was made
-            aside = Path(_temporary(real, path, tempfile.mkdtemp))
-            os.rename(real, aside)  # onto the empty folder mkdtemp made: atomic, and no name clash
-        os.rename(new, real)
+            if exchange(new, real):  # one step: path holds the old report, then the new one
+                aside, new = new, None
+            else:  # no exchange here: the old one aside, the new one in (put back if stopped between)
+                aside = Path(_temporary(real, path, tempfile.mkdtemp))
+                os.rename(real, aside)  # onto the empty folder mkdtemp made: atomic, and no name clash
+        if new is not None:
+            os.rename(new, real)
     except BaseException as e:
-        shutil.rmtree(new, ignore_errors=True)
+        if new is not None:
+            shutil.rmtree(new, ignore_errors=True)
         if isinstance(e, OSError):
             raise OutputError(f"{path}: cannot write: {e.strerror}") from None
         raise
     finally:
         if aside is not None:
-            if not os.path.lexists(real) and (aside / MARKER).exists():
-                os.rename(aside, real)  # stopped between the two renames: the old one back
-            else:
-                shutil.rmtree(aside, ignore_errors=True)
+            with signals_held():  # a signal now waits until the temporary folder is gone
+                if not os.path.lexists(real) and (aside / MARKER).exists():
+                    os.rename(aside, real)  # stopped between the two renames: the old one back
+                else:
+                    shutil.rmtree(aside, ignore_errors=True)
+
+
+@contextlib.contextmanager
+def signals_held():
+    """Ctrl-C, SIGTERM and SIGHUP held back for the block: one that comes meanwhile is noted and
+    acted on (KeyboardInterrupt) when the block ends.  Python's own handlers, swapped for the
+    block (signal masks would not do: a signal goes to any thread that leaves it unblocked, such
+    as tqdm's monitor, and Python acts on it in the main thread all the same)."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    came = []
+    old = {s: signal.signal(s, lambda signum, frame: came.append(signum))
+           for s in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)}
+    try:
+        yield
+    finally:
+        for signum, handler in old.items():
+            signal.signal(signum, handler)
+        if came:
+            raise KeyboardInterrupt

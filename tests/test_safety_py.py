@@ -178,6 +178,9 @@ def test_ctrl_c_while_the_report_is_drawn_keeps_the_old_report(tmp_path, capsys,
 
 def test_ctrl_c_between_the_two_renames_puts_the_old_report_back(tmp_path, capsys, halo_json, earlier_report,
                                                                   monkeypatch):
+    """Where the system cannot exchange two folders in one step (files.exchange): the old one
+    aside, the new one in; stopped in between, the old one goes back."""
+    monkeypatch.setattr(files, "exchange", lambda a, b: False)
     before = tree(tmp_path)
     rename, moved_in = os.rename, []
 
@@ -192,6 +195,46 @@ def test_ctrl_c_between_the_two_renames_puts_the_old_report_back(tmp_path, capsy
     assert cli.main(["report", str(halo_json), "-o", str(earlier_report)]) == 130
     assert moved_in and capsys.readouterr().err == "jitterbench: interrupted\n"
     assert tree(tmp_path) == before
+
+
+@pytest.mark.parametrize("step", ["before the exchange", "after it, while the old one is removed"])
+@pytest.mark.parametrize("signum", [signal.SIGINT, signal.SIGTERM])
+def test_a_signal_at_each_step_of_the_swap_leaves_the_old_or_the_new_report(tmp_path, capsys, halo_json,
+                                                                            earlier_report, monkeypatch, step,
+                                                                            signum):
+    """A real signal to this process at each step of the swap (SIGTERM made Ctrl-C as the command's
+    entry point does): the folder holds the old report or the new one, never neither, and no
+    temporary folder stays.  While the old one is removed the signal waits (files.signals_held)."""
+    old_handler = signal.signal(signal.SIGTERM, lambda *_: (_ for _ in ()).throw(KeyboardInterrupt))
+    before = tree(tmp_path)
+    exchange, rmtree, seen = files.exchange, files.shutil.rmtree, []
+
+    def exchange_then(a, b):
+        if step == "before the exchange":
+            os.kill(os.getpid(), signum)
+            time.sleep(0.1)  # the handler runs here: KeyboardInterrupt before the exchange
+        done = exchange(a, b)
+        seen.append(os.path.exists(earlier_report / "index.html"))
+        return done
+
+    def rmtree_signalled(path, *args, **kwargs):
+        if step != "before the exchange":
+            os.kill(os.getpid(), signum)  # held back: delivered when the removal is done
+        seen.append(os.path.exists(earlier_report / "index.html"))
+        return rmtree(path, *args, **kwargs)
+
+    monkeypatch.setattr(files, "exchange", exchange_then)
+    monkeypatch.setattr(files.shutil, "rmtree", rmtree_signalled)
+    try:
+        assert cli.main(["report", str(halo_json), "-o", str(earlier_report)]) == 130
+    finally:
+        signal.signal(signal.SIGTERM, old_handler)
+    assert capsys.readouterr().err == "jitterbench: interrupted\n"
+    assert all(seen) and (earlier_report / "index.html").exists()
+    if step == "before the exchange":
+        assert tree(tmp_path) == before
+    else:  # the new report in, the old one gone with its temporary name (.out.*)
+        assert tree(tmp_path) != before and not [p.name for p in tmp_path.iterdir() if p.name.startswith(".")]
 
 
 # how the files the tool writes begin: only such a file is replaced without --force
