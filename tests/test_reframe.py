@@ -274,21 +274,35 @@ def test_committed_local_references_are_made_by_the_rule_and_cover_the_quick_sui
 
 
 @pytest.mark.unit
-def test_committed_vcluster_references_are_valid_and_cover_the_quick_suite():
-    """The quick suite's: one pattern or send mode a run (systems/config.py, QUICK), every size."""
+def test_committed_vcluster_references_are_made_by_the_rule_and_cover_the_quick_suite():
+    """reference_data/vcluster.yaml: five quick runs on the 3-node virtual cluster by the stated
+    rule, with its fingerprint; the quick suite's halo and ping-pong variables (one pattern or send
+    mode a run, every size: systems/config.py, QUICK) at 1 to 3 nodes for every MPI."""
     from jitterbench import references
+    text = (REPO / "reference_data" / "vcluster.yaml").read_text()
     doc = references.load(REPO / "reference_data" / "vcluster.yaml")
-    assert doc["provenance"]["system"] == "vcluster" and "jitterbench reference" in doc["provenance"]["method"]
+    prov, fp = doc["provenance"], doc["fingerprint"]
+    assert (prov["system"], prov["false_alarm_rate"], prov["modes"]) == ("vcluster", 0.01, ["quick"])
+    assert str(prov["repeats"]).split("-")[-1] == "5" and "/work" not in text
+    assert {"openmpi", "mpich", "intelmpi"} <= set(fp["mpi_library"]) and set(fp["transport"]) == set(fp["mpi_library"])
     halo_quick = {v for v in HALO_VARIABLES if "_isend-recv_" in v}
     pingpong_quick = {v for v in PINGPONG_VARIABLES if "_send_" in v and v.endswith("_n1")}
     for environ in ("openmpi", "mpich", "intelmpi"):
         for nodes in (1, 2, 3):
             for placement in ("row", "bunched"):
-                halo = doc["HaloCheck"]["vcluster:vc"][environ][nodes][2]["block"]["default"][placement]
+                halo = doc["HaloCheck"]["vcluster:vc"][environ][nodes][2]["block"][1]["default"][placement]
                 assert set(halo) == halo_quick
             pingpong = doc["PingPongCheck"]["vcluster:vc"][environ][nodes][2]
             for distribution in ("block", "cyclic") if nodes > 1 else ("block",):
-                assert set(pingpong[distribution]["default"]) == pingpong_quick
+                assert set(pingpong[distribution][1]["default"]["sizes"]) == pingpong_quick
+    # every variable either bounded or listed as not assertable, with its reason
+    listed = {(i["check"], tuple(i["at"]), i["variable"]) for i in doc["not_assertable"]}
+    for item in doc["not_assertable"]:
+        node = doc[item["check"]]
+        for key in item["at"]:
+            node = node[key]
+        assert node[item["variable"]][1:3] == [None, None]
+    assert len(listed) == len(doc["not_assertable"])
 
 
 def listing(*args):
