@@ -81,8 +81,16 @@ def _user_at_host() -> str:
     return f"{user}@{os.uname().nodename}"
 
 
+class OneLineParser(argparse.ArgumentParser):
+    """argparse's refusals in one line, naming the command and where its usage is (--help):
+    its subcommands' parsers are of the same class (add_subparsers takes the parent's)."""
+
+    def error(self, message):
+        self.exit(2, f"{self.prog}: error: {message} (usage: {self.prog} --help)\n")
+
+
 def parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="jitterbench", description=__doc__)
+    parser = OneLineParser(prog="jitterbench", description=__doc__)
     parser.add_argument("--version", action="version", version=f"jitterbench {__version__}")
     sub = parser.add_subparsers(dest="command", required=True)
     p = sub.add_parser("summarize", help="print the results of benchmarks' JSON files, a table per benchmark")

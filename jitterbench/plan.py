@@ -186,7 +186,8 @@ def summary(system, mode, planned, listed=False):
 
 
 def main(argv=None) -> int:
-    parser = argparse.ArgumentParser(prog="jitterbench plan", description=(
+    from .cli import OneLineParser  # noqa: PLC0415  the command's one-line refusals
+    parser = OneLineParser(prog="jitterbench plan", description=(
         "List the test cases a mode runs on a system, their count and estimated machine time "
         "(node-hours), without running anything."))
     parser.add_argument("--system", required=True, help="the ReFrame system, e.g. local, vcluster, c1a")

@@ -474,3 +474,14 @@ def test_compare_refuses_one_run_under_two_labels(tmp_path, capsys):
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and "labels A and B hold the same run" in err and not (tmp_path / "cmp").exists()
     assert cli.main(["compare", f"A={first}", f"B={second}", "-o", str(tmp_path / "cmp")]) == 0
+
+
+@pytest.mark.parametrize("argv", [["table"], ["bogus"], ["history", "--since"], ["reference", "--min-slack", "1"],
+                                  ["simulate", "alltoall"], ["simulate", "profile", "--size", "x"], ["plan", "--bogus"]])
+def test_a_refused_command_line_is_one_line_naming_where_the_usage_is(capsys, argv):
+    try:
+        code = cli.main(argv)
+    except SystemExit as e:
+        code = e.code
+    err = capsys.readouterr().err
+    assert code == 2 and err.count("\n") == 1 and err.startswith("jitterbench") and "--help)" in err, err
