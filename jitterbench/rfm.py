@@ -22,6 +22,15 @@ REFERENCE_DIR = os.environ.get("JB_REFERENCE_DIR") or os.path.join(REPO, "refere
 REFERENCE_DIRS = [os.path.join(OUTPUT, "references"), REFERENCE_DIR]
 
 
+def check_folders():
+    """JB_OUTPUT and JB_REFERENCE_DIR name folders (or nothing yet): one line naming the variable
+    otherwise, before ReFrame runs anything (a file there had the references silently missing)."""
+    for name, folder, what in (("JB_OUTPUT", OUTPUT, "the folder a run's files go in"),
+                               ("JB_REFERENCE_DIR", REFERENCE_DIR, "the folder of the reference files <system>.yaml")):
+        if os.path.exists(folder) and not os.path.isdir(folder):
+            raise SystemExit(f"jitterbench: {name}={folder}: not a folder; it names {what}")
+
+
 def reference_files(system):
     """The reference files of system that exist, in the order they are tried."""
     return [p for p in (os.path.join(d, f"{system}.yaml") for d in REFERENCE_DIRS) if os.path.exists(p)]

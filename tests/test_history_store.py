@@ -143,9 +143,16 @@ def test_every_performance_record_of_a_quick_run_reaches_the_results_url(tmp_pat
         assert any(v.startswith("check_perf_max_") and r[f"{v}_unit"] == "us" for v in values)
 
 
-def test_a_bad_results_extras_is_one_line_and_no_run(tmp_path):
+@pytest.mark.parametrize("setting, says", [
+    ({"JB_RESULTS_URL": "http://127.0.0.1:9/x", "JB_RESULTS_EXTRAS": "site"}, "JB_RESULTS_EXTRAS: 'site' is not key=value"),
+    ({"JB_REFERENCE_DIR": "{file}"}, "JB_REFERENCE_DIR={file}: not a folder"),
+    ({"JB_OUTPUT": "{file}"}, "JB_OUTPUT={file}: not a folder"),
+])
+def test_a_bad_setting_is_one_line_and_no_run(tmp_path, setting, says):
+    file = tmp_path / "a-file"
+    file.write_text("")
+    env = dict(os.environ, JB_OUTPUT=str(tmp_path / "out"), **{k: v.format(file=file) for k, v in setting.items()})
     proc = subprocess.run([str(REFRAME), "-C", "systems/config.py", "-l"], cwd=REPO, capture_output=True, text=True,
-                          env=dict(os.environ, JB_OUTPUT=str(tmp_path), JB_RESULTS_URL="http://127.0.0.1:9/x",
-                                   JB_RESULTS_EXTRAS="site"), timeout=300)
+                          env=env, timeout=300)
     assert proc.returncode != 0
-    assert "JB_RESULTS_EXTRAS: 'site' is not key=value" in proc.stdout + proc.stderr
+    assert says.format(file=file) in proc.stdout + proc.stderr
