@@ -151,7 +151,7 @@ def test_every_performance_record_of_a_quick_run_reaches_the_results_url(tmp_pat
 def test_a_bad_setting_is_one_line_and_no_run(tmp_path, setting, says):
     file = tmp_path / "a-file"
     file.write_text("")
-    env = dict(os.environ, JB_OUTPUT=str(tmp_path / "out"), **{k: v.format(file=file) for k, v in setting.items()})
+    env = {**os.environ, "JB_OUTPUT": str(tmp_path / "out"), **{k: v.format(file=file) for k, v in setting.items()}}
     proc = subprocess.run([str(REFRAME), "-C", "systems/config.py", "-l"], cwd=REPO, capture_output=True, text=True,
                           env=env, timeout=300)
     assert proc.returncode != 0
