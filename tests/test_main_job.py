@@ -1,6 +1,6 @@
 """ci/main.sh where no reference file is of this machine: it says so in one line, records a
 baseline of five quick runs as output/references/<system>.yaml with this machine's fingerprint,
-and the next run asserts against it (docs/references.md).  EagerCheck alone keeps it short."""
+and the next run asserts against it (docs/references.md).  EagerCheck at the default limits keeps it short."""
 from __future__ import annotations
 
 import json
@@ -19,8 +19,9 @@ REPO = Path(__file__).resolve().parents[1]
 
 def main_job(out, refs):
     env = dict(os.environ, JB_OUTPUT=str(out), JB_REFERENCE_DIR=str(refs))
-    return subprocess.run(["bash", "ci/main.sh", "-n", "EagerCheck"], cwd=REPO, env=env, capture_output=True,
-                          text=True, timeout=1200)
+    # the default limits only: six runs of the job's path, not of the probe's sweep
+    return subprocess.run(["bash", "ci/main.sh", "-n", "EagerCheck", "-P", "eager_limit=default"], cwd=REPO, env=env,
+                          capture_output=True, text=True, timeout=1200)
 
 
 def test_the_main_job_records_a_baseline_where_no_references_match_and_the_next_run_asserts_it(tmp_path):
