@@ -43,6 +43,7 @@ import json
 import math
 import os
 import random
+import shlex
 import statistics
 import sys
 
@@ -461,7 +462,7 @@ class AlltoallNoiseFinding(rfm.RunOnlyRegressionTest):
     def profile_and_command(self):
         with open(os.path.join(self.stagedir, "exchanges.txt"), "w") as f:
             f.writelines(f"{us:.3f}\n" for us in tabe_exchange_times())
-        self.executable = sys.executable
+        self.executable = shlex.quote(sys.executable)
         self.executable_opts = ["-m", "jitterbench", "simulate", "alltoall", "exchanges.txt", "--procs",
                                 ",".join(map(str, self.procs)), "--trials", str(self.trials), "--json", "alltoall.json"]
         self.keep_files = ["exchanges.txt", "alltoall.json"]
