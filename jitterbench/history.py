@@ -64,12 +64,15 @@ EXTRAS = ("jb_commit", "jb_mode", "jb_cpu", "jb_mpis")  # session_extras' keys
 # few hundred bytes of each case instead of the whole report (about 5 KB a case).
 FIELDS = ("display_name", "system", "partition", "environ", "result", "fixture", "calls", "perfvalues")
 STORED_CASES = f"""
-    SELECT s.uuid, s.session_start_unix,
-           json_extract(s.json_blob, '$.session_info.hostname', {", ".join(f"'$.session_info.{e}'" for e in EXTRAS)}),
-           json_extract(c.value, {", ".join(f"'$.{f}'" for f in FIELDS)})
+    SELECT s.uuid, json_extract(c.value, {", ".join(f"'$.{f}'" for f in FIELDS)})
     FROM sessions s, json_each(s.json_blob, '$.runs') r, json_each(r.value, '$.testcases') c
     WHERE s.rowid % ? = ?
     ORDER BY s.session_start_unix, s.uuid, r.key, c.key"""
+# once a session, not once a case: each json_extract of the blob parses all of it
+STORED_SESSIONS = f"""
+    SELECT uuid, session_start_unix,
+           json_extract(json_blob, '$.session_info.hostname', {", ".join(f"'$.session_info.{e}'" for e in EXTRAS)})
+    FROM sessions ORDER BY session_start_unix"""
 
 
 def _shares(n):
@@ -110,20 +113,21 @@ def read_store(path) -> list:
                            f"RFM_SQLITE_DB_FILE or --store names another)")
     try:
         with sqlite3.connect(f"file:{path}?mode=ro", uri=True, timeout=60) as db:
-            sessions = db.execute("SELECT uuid, session_start_unix FROM sessions ORDER BY session_start_unix").fetchall()
+            sessions = db.execute(STORED_SESSIONS).fetchall()
         shares = _shares(len(sessions))
         rows = [row for part in _parallel(_stored_cases, [(path, k, shares) for k in range(shares)]) for row in part]
     except sqlite3.Error as e:
         raise HistoryError(f"{path}: not a ReFrame results database ({e})") from None
-    reports = {uuid: {"session_info": {"uuid": uuid, "time_start_unix": started}, "runs": [{"testcases": []}]}
-               for uuid, started in sessions}
-    for uuid, started, info, fields in rows:
+    reports = {uuid: {"session_info": {"uuid": uuid, "time_start_unix": started,
+                                       **dict(zip(("hostname", *EXTRAS), json.loads(info or "[]")))},
+                      "runs": [{"testcases": []}]}
+               for uuid, started, info in sessions}
+    for uuid, fields in rows:
         case = dict(zip(FIELDS, json.loads(fields)))
         problem = next((f".{k} is not a string: {case[k]!r:.40}" for k in references.CASE_TEXT
                         if not isinstance(case[k], str)), None) or references.perf_problem(case)
         if problem:
             raise HistoryError(f"{path}: session {uuid}: a test case{problem}")
-        reports[uuid]["session_info"].update(zip(("hostname", *EXTRAS), json.loads(info)))
         reports[uuid]["runs"][0]["testcases"].append(case)
     return list(reports.values())
 
