@@ -5,6 +5,7 @@ import json
 import os
 import signal
 import subprocess
+import time
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -159,3 +160,17 @@ def checkout_copy(root):
     for args in (["init", "-q"], ["add", "-A"], ["commit", "-q", "-m", "copy"]):
         subprocess.run([*git, *args], check=True, capture_output=True)
     return root
+
+
+def until_the_command_handles_signals(proc, timeout=60):
+    """Waits until the jitterbench command in proc has taken SIGTERM over (jitterbench/entry.py),
+    which it does just before the part of its start-up that Ctrl-C, SIGTERM and SIGHUP end with one
+    line: Linux's /proc/PID/status lists the signals a process catches (SigCgt)."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline and proc.poll() is None:
+        status = Path(f"/proc/{proc.pid}/status").read_text()
+        caught = int(next(line.split()[1] for line in status.splitlines() if line.startswith("SigCgt:")), 16)
+        if caught >> (signal.SIGTERM - 1) & 1:
+            return
+        time.sleep(0.005)
+    raise AssertionError("the command never took SIGTERM over")

@@ -16,6 +16,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from conftest import until_the_command_handles_signals
 from jitterbench import cli, history
 
 pytestmark = pytest.mark.unit
@@ -213,12 +214,12 @@ def test_the_report_has_a_history_section_with_a_figure_of_the_step(tmp_path, ca
 
 @pytest.mark.parametrize("signum", [signal.SIGINT, signal.SIGTERM, signal.SIGHUP])
 def test_a_signal_while_the_command_loads_is_one_line(tmp_path, signum):
-    """Ctrl-C (SIGINT to the process group, as a terminal sends it), SIGTERM or SIGHUP, 0.2 s in:
-    its modules (NumPy, ReFrame's support) take most of a second to load (jitterbench/entry.py)."""
+    """Ctrl-C (SIGINT to the process group, as a terminal sends it), SIGTERM or SIGHUP while the
+    command loads its modules (NumPy, ReFrame's support: most of a second; jitterbench/entry.py)."""
     proc = subprocess.Popen([str(Path(sys.executable).with_name("jitterbench")), "history", *reports(tmp_path, series())],
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True,
                             preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
-    time.sleep(0.2)
+    until_the_command_handles_signals(proc)  # then it loads its modules, most of a second
     os.killpg(proc.pid, signum)
     out, err = proc.communicate(timeout=60)
     assert proc.returncode == 130 and err == "jitterbench: interrupted\n" and out == ""

@@ -16,6 +16,7 @@ from pathlib import Path
 
 import pytest
 
+from conftest import until_the_command_handles_signals
 from jitterbench import cli, figures, files
 
 pytestmark = pytest.mark.unit
@@ -205,7 +206,10 @@ def test_a_signal_at_each_step_of_the_swap_leaves_the_old_or_the_new_report(tmp_
     """A real signal to this process at each step of the swap (SIGTERM made Ctrl-C as the command's
     entry point does): the folder holds the old report or the new one, never neither, and no
     temporary folder stays.  While the old one is removed the signal waits (files.signals_held)."""
-    old_handler = signal.signal(signal.SIGTERM, lambda *_: (_ for _ in ()).throw(KeyboardInterrupt))
+    # Python's own Ctrl-C handler (a background job starts with SIGINT ignored, and Python keeps that)
+    # and SIGTERM as Ctrl-C
+    old_handlers = {signal.SIGINT: signal.signal(signal.SIGINT, signal.default_int_handler),
+                    signal.SIGTERM: signal.signal(signal.SIGTERM, lambda *_: (_ for _ in ()).throw(KeyboardInterrupt))}
     before = tree(tmp_path)
     exchange, rmtree, seen = files.exchange, files.shutil.rmtree, []
 
@@ -228,7 +232,8 @@ def test_a_signal_at_each_step_of_the_swap_leaves_the_old_or_the_new_report(tmp_
     try:
         assert cli.main(["report", str(halo_json), "-o", str(earlier_report)]) == 130
     finally:
-        signal.signal(signal.SIGTERM, old_handler)
+        for signum_, handler in old_handlers.items():
+            signal.signal(signum_, handler)
     assert capsys.readouterr().err == "jitterbench: interrupted\n"
     assert all(seen) and (earlier_report / "index.html").exists()
     if step == "before the exchange":
@@ -317,8 +322,8 @@ def test_a_reference_file_named_by_the_user_is_replaced_whole_and_keeps_its_mode
 
 @pytest.mark.parametrize("signum", [signal.SIGINT, signal.SIGTERM, signal.SIGHUP])
 def test_a_signal_in_a_real_process_is_one_line_exit_130_and_changes_nothing(tmp_path, signum):
-    """Ctrl-C (SIGINT), SIGTERM or SIGHUP 0.2 s into `reference ... -o FILE`: the command is still
-    loading its modules then (most of a second), a known point every time; the file named stays."""
+    """Ctrl-C (SIGINT), SIGTERM or SIGHUP while `reference ... -o FILE` loads its modules, a known
+    point every time: the file named stays."""
     reports, target = run_reports(tmp_path), tmp_path / "local.yaml"
     target.write_text(OWN["ref.yaml"])
     before = tree(tmp_path)
@@ -326,7 +331,7 @@ def test_a_signal_in_a_real_process_is_one_line_exit_130_and_changes_nothing(tmp
     proc = subprocess.Popen([str(Path(sys.executable).with_name("jitterbench")), "reference", *reports, "--system",
                              "local", "-o", str(target)], cwd=tmp_path, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                             text=True, preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
-    time.sleep(0.2)
+    until_the_command_handles_signals(proc)  # then it loads its modules, most of a second
     proc.send_signal(signum)
     out, err = proc.communicate(timeout=60)
     assert (proc.returncode, out, err) == (130, "", "jitterbench: interrupted\n")
