@@ -342,10 +342,23 @@ def write_folder(path, fill, tool: str) -> None:
     finally:
         if aside is not None:
             with signals_held():  # a signal now waits until the temporary folder is gone
-                if not os.path.lexists(real) and (aside / MARKER).exists():
-                    os.rename(aside, real)  # stopped between the two renames: the old one back
-                else:
-                    shutil.rmtree(aside, ignore_errors=True)
+                _remove_the_old(aside, real, path)
+
+
+def _remove_the_old(aside: Path, real: Path, shown):
+    """The old report, moved aside by the swap: put back where the new one never came, else
+    removed, but only if it is still a report the tool wrote and nothing else (checked again:
+    another process may have put something at path between the check and the swap).  Anything
+    else stays under its temporary name, and the error names it."""
+    if not os.path.lexists(real) and (aside / MARKER).exists():
+        os.rename(aside, real)  # stopped between the two renames: the old one back
+    elif not any(aside.iterdir()):
+        aside.rmdir()  # the empty folder the fallback made to rename the old one onto
+    elif _replaceable(aside) is None:
+        shutil.rmtree(aside, ignore_errors=True)
+    else:
+        raise OutputError(f"{shown}: what was there changed while the report was written and is not "
+                          f"the tool's to remove: kept as {aside}")
 
 
 @contextlib.contextmanager

@@ -242,6 +242,25 @@ def test_a_signal_at_each_step_of_the_swap_leaves_the_old_or_the_new_report(tmp_
         assert tree(tmp_path) != before and not [p.name for p in tmp_path.iterdir() if p.name.startswith(".")]
 
 
+@pytest.mark.parametrize("exchanged", [True, False])
+def test_a_folder_changed_between_the_check_and_the_swap_is_never_removed(tmp_path, capsys, halo_json,
+                                                                          earlier_report, monkeypatch, exchanged):
+    """Another process puts a file of its own into the old report after the tool checked it: the
+    swap goes on, but the old folder, now not only the tool's, is kept and named, not removed."""
+    exchange = files.exchange
+
+    def user_writes_then_exchange(a, b):
+        (earlier_report / "mine.txt").write_text("the user's\n")
+        return exchange(a, b) if exchanged else False
+
+    monkeypatch.setattr(files, "exchange", user_writes_then_exchange)
+    assert cli.main(["report", str(halo_json), "-o", str(earlier_report)]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "not the tool's to remove: kept as" in err
+    kept = Path(err.split("kept as ")[1].strip())
+    assert (kept / "mine.txt").read_text() == "the user's\n" and (earlier_report / "index.html").exists()
+
+
 # how the files the tool writes begin: only such a file is replaced without --force
 OWN = {"ref.yaml": "# References for system 'local'.\nold: contents\n",
        "sim.json": '{\n "written_by": "jitterbench simulate alltoall",\n "old": 1\n}\n'}
