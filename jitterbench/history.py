@@ -39,7 +39,6 @@ from datetime import datetime, timezone
 import numpy as np
 
 from . import bounds, references, rfm
-from .files import read_json
 
 FALSE_ALARM_RATE = 0.01   # of the whole history's verdict, split over the series
 WINDOW = 50               # runs in otava's sliding window (its default)
@@ -142,17 +141,9 @@ def session_extras(mode) -> str:
     return ",".join(f"{k}={str(v).replace(',', ';')}" for k, v in extras.items())
 
 
-def _checked(report, where):
-    if not isinstance(report, dict) or "runs" not in report or "session_info" not in report:
-        raise HistoryError(f"{where}: not a ReFrame run report (no 'runs' or 'session_info')")
-    problem = references.report_problem(report)
-    if problem:
-        raise HistoryError(f"{where}: not a ReFrame run report: field {problem}")
-    return report
-
-
 def read_reports(paths) -> list:
-    return [_checked(read_json(p, HistoryError), p) for p in paths]
+    """Run reports given as files, each read and checked as every command reads them."""
+    return [references.read_report(p) for p in paths]
 
 
 def since(text) -> float:
