@@ -11,26 +11,28 @@ from pathlib import Path
 import pytest
 import yaml
 
+from conftest import install_prefix
 from jitterbench import fingerprint
 
 pytestmark = pytest.mark.pipeline
 REPO = Path(__file__).resolve().parents[1]
 
 
-def main_job(out, refs):
-    env = dict(os.environ, JB_OUTPUT=str(out), JB_REFERENCE_DIR=str(refs))
+def main_job(out, refs, prefix):
+    # this checkout's binaries, as a site's prefix: six builds of three MPIs took 130 s of CI's 40 minutes
+    env = dict(os.environ, JB_OUTPUT=str(out), JB_REFERENCE_DIR=str(refs), JB_PREFIX=str(prefix / "{environ}"))
     # the default limits only: six runs of the job's path, not of the probe's sweep
     return subprocess.run(["bash", "ci/main.sh", "-n", "EagerCheck", "-P", "eager_limit=default"], cwd=REPO, env=env,
                           capture_output=True, text=True, timeout=1200)
 
 
 def test_the_main_job_records_a_baseline_where_no_references_match_and_the_next_run_asserts_it(tmp_path):
-    refs, out = tmp_path / "refs", tmp_path / "out"
+    refs, out, prefix = tmp_path / "refs", tmp_path / "out", install_prefix(tmp_path / "prefix")
     refs.mkdir()
     (refs / "local.yaml").write_text(yaml.safe_dump({
         "provenance": {"system": "local", "source": "test", "date": "2026-11-25", "method": "another machine's"},
         "fingerprint": {"system": "local", "cpu": ["Other CPU; 64 CPUs"]}}, sort_keys=False))
-    first = main_job(out, refs)
+    first = main_job(out, refs, prefix)
     assert first.returncode == 0, first.stdout[-3000:] + first.stderr[-2000:]
     said = [line for line in first.stdout.splitlines() if line.startswith("== No references of this machine")]
     assert len(said) == 1 and "recording a baseline of 5 quick runs" in said[0]
@@ -39,7 +41,7 @@ def test_the_main_job_records_a_baseline_where_no_references_match_and_the_next_
     assert own["provenance"]["repeats"] == 5 and own["fingerprint"]["cpu"] == [fingerprint.this_host()]
     assert len(list(out.glob("baseline-*/run-*.json"))) == 5
 
-    second = main_job(out, refs)
+    second = main_job(out, refs, prefix)
     assert second.returncode == 0, second.stdout[-3000:]
     assert "No references of this machine" not in second.stdout
     cases = [c for run in json.loads((out / "report.json").read_text())["runs"] for c in run["testcases"]
