@@ -124,13 +124,11 @@ def scale(args):
                                                                            json.dumps(doc), ""))
         size = store.stat().st_size
         started = time.perf_counter()
-        reports = history.read_store(store)
-        read = time.perf_counter()
-        h = history.read(reports)
+        h = history.read(store=store)
         done = time.perf_counter()
     print(f"{args.runs} runs x {len(h.series)} series ({size / 2**20:.0f} MiB store, {len(cases) * copies} cases a "
-          f"run): store read in {read - started:.2f} s, change points in {done - read:.2f} s, {done - started:.2f} s "
-          f"in all ({sum(len(s.change_points) for s in h.series)} change points found in noise alone)")
+          f"run): history read in {done - started:.2f} s ({sum(len(s.change_points) for s in h.series)} change "
+          f"points found in noise alone)")
 
 
 def main():

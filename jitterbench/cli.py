@@ -59,7 +59,7 @@ def write_report(args):
             print(f"warning: {label} and {baseline} used different transports in environment {environ}: "
                   f"{' | '.join(mine)} against {' | '.join(base)}", file=sys.stderr)
     store = args.history or (os.path.join(args.inputs[0], "results.db") if len(args.inputs) == 1 else None)
-    kept = history.read(history.read_store(store)) if args.history or (store and os.path.isfile(store)) else None
+    kept = history.read(store=store) if args.history or (store and os.path.isfile(store)) else None
     return report.write(col, folder, title, baseline, kept)
 
 

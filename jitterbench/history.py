@@ -15,7 +15,8 @@ segments it separates gives a p-value below max_pvalue.  Both act on the logarit
 values: a step is a ratio, and run-to-run spread is closer to normal on that scale (the test
 assumes it; the known-answer script measures what that costs: benchmarks/history_rates.py).
 The step is the ratio of the medians of the two segments.  max_pvalue is the false-alarm
-rate split over every series read (Bonferroni).
+rate split over every series read (Bonferroni).  A screen (_may_step) spares otava the series
+where it can find nothing.
 
 The verdict: a series alarms when the rules assert its variable (references.role_of: a maximum
 over calls never), its last step (a change point between levels of MIN_RUNS runs or more each)
@@ -37,8 +38,9 @@ from dataclasses import dataclass, field
 from datetime import datetime, timezone
 
 import numpy as np
+import orjson
 
-from . import bounds, references, rfm
+from . import bounds, files, references, rfm
 
 FALSE_ALARM_RATE = 0.01   # of the whole history's verdict, split over the series
 WINDOW = 50               # runs in otava's sliding window (its default)
@@ -57,21 +59,11 @@ def default_store() -> str:
 
 
 EXTRAS = ("jb_commit", "jb_mode", "jb_cpu", "jb_mpis")  # session_extras' keys
-
-# What history reads of each test case of a stored session: its identity, what decides its role
-# and its values.  SQLite takes them out of the stored report (JSON1), so that Python decodes a
-# few hundred bytes of each case instead of the whole report (about 5 KB a case).
-FIELDS = ("display_name", "system", "partition", "environ", "result", "fixture", "calls", "perfvalues")
-STORED_CASES = f"""
-    SELECT s.uuid, json_extract(c.value, {", ".join(f"'$.{f}'" for f in FIELDS)})
-    FROM sessions s, json_each(s.json_blob, '$.runs') r, json_each(r.value, '$.testcases') c
-    WHERE s.rowid % ? = ?
-    ORDER BY s.session_start_unix, s.uuid, r.key, c.key"""
-# once a session, not once a case: each json_extract of the blob parses all of it
-STORED_SESSIONS = f"""
-    SELECT uuid, session_start_unix,
-           json_extract(json_blob, '$.session_info.hostname', {", ".join(f"'$.session_info.{e}'" for e in EXTRAS)})
-    FROM sessions ORDER BY session_start_unix"""
+# the sessions oldest first, in the same order in every query, so that a worker meets its
+# sessions in the order of the runs and reads one at a time
+STORED_SESSIONS = "SELECT uuid, session_start_unix FROM sessions ORDER BY session_start_unix, rowid"
+SHARE_OF_SESSIONS = ("SELECT uuid, json_blob FROM sessions WHERE rowid % ? = ? "
+                     "ORDER BY session_start_unix, rowid")
 
 
 def _shares(n):
@@ -98,37 +90,64 @@ def _worker_signals():
         signal.signal(signum, signal.SIG_DFL)
 
 
-def _stored_cases(task):
-    path, share, shares = task
-    with sqlite3.connect(f"file:{path}?mode=ro", uri=True, timeout=60) as db:
-        return db.execute(STORED_CASES, (shares, share)).fetchall()
-
-
-def read_store(path) -> list:
-    """Every session of a ReFrame results database, oldest first, as run reports holding what
-    history reads of each case (FIELDS)."""
+def _stored_sessions(path) -> list:
+    """(uuid, start in unix seconds) of every session of a ReFrame results database."""
     if not os.path.isfile(path):
         raise HistoryError(f"{path}: no results store there (ReFrame writes it at the end of a run; "
                            f"RFM_SQLITE_DB_FILE or --store names another)")
     try:
         with sqlite3.connect(f"file:{path}?mode=ro", uri=True, timeout=60) as db:
             sessions = db.execute(STORED_SESSIONS).fetchall()
-        shares = _shares(len(sessions))
-        rows = [row for part in _parallel(_stored_cases, [(path, k, shares) for k in range(shares)]) for row in part]
     except sqlite3.Error as e:
         raise HistoryError(f"{path}: not a ReFrame results database ({e})") from None
-    reports = {uuid: {"session_info": {"uuid": uuid, "time_start_unix": started,
-                                       **dict(zip(("hostname", *EXTRAS), json.loads(info or "[]")))},
-                      "runs": [{"testcases": []}]}
-               for uuid, started, info in sessions}
-    for uuid, fields in rows:
-        case = dict(zip(FIELDS, json.loads(fields)))
-        problem = next((f".{k} is not a string: {case[k]!r:.40}" for k in references.CASE_TEXT
-                        if not isinstance(case[k], str)), None) or references.perf_problem(case)
-        if problem:
-            raise HistoryError(f"{path}: session {uuid}: a test case{problem}")
-        reports[uuid]["runs"][0]["testcases"].append(case)
-    return list(reports.values())
+    for uuid, started in sessions:
+        if not isinstance(uuid, str) or not files.is_number(started):
+            raise HistoryError(f"{path}: session {uuid!r:.40} has no uuid or no start time")
+    return sessions
+
+
+def _decoded(text):
+    """A stored report: orjson's decoding, json's where orjson refuses what Python's json writes
+    and reads (NaN, a number past 64 bits), which then raises for text that is no JSON at all."""
+    try:
+        return orjson.loads(text)
+    except orjson.JSONDecodeError:
+        return json.loads(text)
+
+
+def _stored_series(task) -> tuple:
+    """A worker's share of the store: the series of its sessions (each session whole, as
+    ReFrame stored its report, decoded here: most of a big store's reading) and what each
+    session's report says of the run (hostname, session extras)."""
+    path, share, shares, order, filters = task
+    series, runs = {}, {}
+    try:
+        with sqlite3.connect(f"file:{path}?mode=ro", uri=True, timeout=60) as db:
+            for uuid, blob in db.execute(SHARE_OF_SESSIONS, (shares, share)):
+                if uuid in order:
+                    _add_session(series, runs, path, uuid, order[uuid], blob, filters)
+    except (sqlite3.Error, ValueError, TypeError, RecursionError) as e:
+        if isinstance(e, HistoryError):
+            raise
+        raise HistoryError(f"{path}: not a ReFrame results database ({e})") from None
+    return series, runs
+
+
+def _add_session(series, runs, path, uuid, i, blob, filters):
+    """A stored session, run i: checked as a run report file is (references.report_problem)."""
+    report = _decoded(blob)
+    problem = ("is not a run report" if not isinstance(report, dict) or not {"runs", "session_info"} <= set(report)
+               else references.report_problem(report))
+    if problem:
+        raise HistoryError(f"{path}: session {uuid}: {problem}")
+    runs[uuid] = _said(report)
+    _add_run(series, i, report, *filters)
+
+
+def _said(report) -> tuple:
+    """What a run's report says of it: its hostname and session extras."""
+    info = report["session_info"]
+    return str(info.get("hostname", "")), {k: info[k] for k in EXTRAS if info.get(k) is not None}
 
 
 def session_extras(mode) -> str:
@@ -221,67 +240,145 @@ class History:
     rate: float
 
 
-def _runs_of(reports, start):
-    """The runs of the reports, each once, oldest first, from start (unix seconds) on."""
-    seen = {}
-    for report in reports:
-        info = report["session_info"]
-        key = info.get("uuid") or json.dumps(info, sort_keys=True)
-        started = info.get("time_start_unix")
-        if started is None:
-            raise HistoryError(f"run {key}: its report has no session_info.time_start_unix")
-        if started >= start:
-            extras = {k: info[k] for k in EXTRAS if info.get(k) is not None}
-            seen.setdefault(key, (Run(str(key), float(started), str(info.get("hostname", "")), extras), report))
-    return sorted(seen.values(), key=lambda run_report: run_report[0].started)
+def _add_run(series, i, report, check_re, var_re, system, min_step):
+    """Adds the values of run i (its report's last attempts) to series, {key: Series}: a
+    variable of a test case per system and MPI, as the filters take it."""
+    for c in references.last_attempts(report):
+        if not check_re.search(c["display_name"].split()[0]) or system not in (None, c["system"]):
+            continue
+        for name, pv in (c.get("perfvalues") or {}).items():
+            var = name.split(":")[-1]
+            value = pv[0]
+            if not var_re.search(var) or value is None or not value > 0 or not math.isfinite(value):
+                continue  # a log scale has no place for 0; a variable not measured this run is a gap
+            key = (c["system"] + ":" + c["partition"], c["environ"], c["display_name"], var)
+            if key not in series:
+                role = references.role_of(c["display_name"].split()[0], var, pv[4] or "", c.get("calls"))
+                series[key] = Series(*key, pv[4] or "", role.better, role.asserted, min_step)
+            s = series[key]
+            s.runs.append(i)
+            s.values.append(float(value))
+            bounded = pv[1] and (pv[2] is not None or pv[3] is not None)
+            s.bound = [pv[1], pv[2], pv[3]] if bounded else None
 
 
-def read(reports, start=0.0, check=None, variable=None, rate=FALSE_ALARM_RATE, min_step=MIN_STEP,
-         system=None) -> History:
-    """The series of every variable of the reports (filtered by regular expressions on the
-    check's name and the variable's, and by the system's name), with their change points."""
+def _merge(parts) -> dict:
+    """The series of parts that each hold some of the runs, each series' runs in order: its unit
+    and role from its oldest run, its bound from its newest."""
+    merged = {}
+    for part in parts:
+        for key, s in part.items():
+            m = merged.setdefault(key, s)
+            if m is s:
+                continue
+            older, newer = (m, s) if m.runs[0] < s.runs[0] else (s, m)
+            bound = (m if m.runs[-1] > s.runs[-1] else s).bound
+            pairs = sorted(zip(m.runs + s.runs, m.values + s.values))
+            older.runs, older.values, older.bound = [r for r, _ in pairs], [v for _, v in pairs], bound
+            merged[key] = older
+    return merged
+
+
+def read(reports=(), start=0.0, check=None, variable=None, rate=FALSE_ALARM_RATE, min_step=MIN_STEP,
+         system=None, store=None) -> History:
+    """The series of every variable of the runs of a store and of run reports (filtered by
+    regular expressions on the check's name and the variable's, and by the system's name), with
+    their change points.  A run in both counts once, as the store holds it."""
     try:
-        check_re, var_re = re.compile(check or ""), re.compile(variable or "")
+        filters = (re.compile(check or ""), re.compile(variable or ""), system, min_step)
     except re.error as e:
         raise HistoryError(f"--check/--var: not a regular expression: {e}") from None
     if not 0 < rate < 1:
         raise HistoryError(f"--false-alarm-rate must be between 0 and 1, not {rate:g}")
     if not min_step > 1:
         raise HistoryError(f"--min-step must be above 1 (a slowdown), not {min_step:g}")
-    runs, series = [], {}
-    for i, (run, report) in enumerate(_runs_of(reports, start)):
-        runs.append(run)
-        for c in references.last_attempts(report):
-            if not check_re.search(c["display_name"].split()[0]) or system not in (None, c["system"]):
-                continue
-            for name, pv in (c.get("perfvalues") or {}).items():
-                var = name.split(":")[-1]
-                value = pv[0]
-                if not var_re.search(var) or value is None or not value > 0 or not math.isfinite(value):
-                    continue  # a log scale has no place for 0; a variable not measured this run is a gap
-                key = (c["system"] + ":" + c["partition"], c["environ"], c["display_name"], var)
-                if key not in series:
-                    role = references.role_of(c["display_name"].split()[0], var, pv[4] or "", c.get("calls"))
-                    series[key] = Series(*key, pv[4] or "", role.better, role.asserted, min_step)
-                s = series[key]
-                s.runs.append(i)
-                s.values.append(float(value))
-                bounded = pv[1] and (pv[2] is not None or pv[3] is not None)
-                s.bound = [pv[1], pv[2], pv[3]] if bounded else None
+    stored = _stored_sessions(store) if store else []
+    seen = {}  # uuid (or the whole session_info) -> (started, report or None where the store has it)
+    for uuid, started in stored:
+        seen.setdefault(uuid, (float(started), None))
+    for report in reports:
+        info = report["session_info"]
+        key = info.get("uuid") or json.dumps(info, sort_keys=True)
+        if info.get("time_start_unix") is None:
+            raise HistoryError(f"run {key}: its report has no session_info.time_start_unix")
+        seen.setdefault(str(key), (float(info["time_start_unix"]), report))
+    kept = sorted(((started, key, report) for key, (started, report) in seen.items() if started >= start),
+                  key=lambda run: run[0])
+    order = {key: i for i, (_, key, _) in enumerate(kept)}
+    in_store = {key: i for key, i in order.items() if kept[i][2] is None}
+    shares = _shares(len(in_store)) if in_store else 0
+    parts = _parallel(_stored_series, [(store, k, shares, in_store, filters) for k in range(shares)])
+    said = {uuid: run for _, runs in parts for uuid, run in runs.items()}
+    mine = {}
+    for i, (_, key, report) in enumerate(kept):
+        if report is not None:
+            said[key] = _said(report)
+            _add_run(mine, i, report, *filters)
+    runs = [Run(key, started, *said.get(key, ("", {}))) for started, key, _ in kept]
+    series = list(_merge([*(part for part, _ in parts), mine]).values())
     max_pvalue = rate / max(1, len(series))
-    ordered = list(series.values())
-    parts = [ordered[k::_shares(len(ordered))] for k in range(_shares(len(ordered)))]
-    for part, found in zip(parts, _parallel(_change_points, [([s.values for s in part], [s.better for s in part],
-                                                              max_pvalue) for part in parts])):
+    found_parts = [series[k::_shares(len(series))] for k in range(_shares(len(series)))]
+    for part, found in zip(found_parts, _parallel(_change_points, [([s.values for s in part], [s.better for s in part],
+                                                                    max_pvalue) for part in found_parts])):
         for s, cps in zip(part, found):
             s.change_points = cps
-    return History(runs, sorted(series.values(), key=lambda s: (s.system, s.case, s.environ, s.variable)),
-                   max_pvalue, rate)
+    return History(runs, sorted(series, key=lambda s: (s.system, s.case, s.environ, s.variable)), max_pvalue, rate)
 
 
 def _change_points(task):
     values, betters, max_pvalue = task
-    return [change_points(v, max_pvalue, b) for v, b in zip(values, betters)]
+    may_step = _may_step(values, max_pvalue)
+    return [change_points(v, max_pvalue, b) if step else [] for v, b, step in zip(values, betters, may_step)]
+
+
+# otava's first pass keeps a window's candidate at p <= FIRST_PASS x max_pvalue, at most
+# (compute_change_points: 10x below 0.05, 2x below 0.5, else 1x); the screen's margin over it
+# covers the rounding of another way of summing
+FIRST_PASS = 10 * 1.01
+
+
+def _may_step(values, max_pvalue) -> list:
+    """For each series, whether otava may find a change point in it; where not, it finds none,
+    and is not run (the screen makes the history of a big store some 5x faster).
+
+    otava's split step slides windows of WINDOW runs, WINDOW // 2 apart, over the series; it
+    keeps a window's best candidate (the split that maximises the energy distance) if Student's
+    t-test between the window's two sides gives p <= FIRST_PASS x max_pvalue, and looks for
+    more only then.  With no candidate kept, its windows are those at 0, WINDOW // 2, ... and
+    it returns no change point.  No split of a window can give a smaller p than the one whose
+    |t| is largest; so where even that one's p is above the first pass's threshold in every
+    window, no candidate is kept anywhere.  The t-test is otava's: sample variances of the
+    population standard deviations (its compare), pooled, n - 2 degrees of freedom."""
+    from scipy.stats import t as student  # noqa: PLC0415
+    may = [len(v) >= 3 for v in values]
+    by_length = {}
+    for k, v in enumerate(values):
+        if may[k]:
+            by_length.setdefault(len(v), []).append(k)
+    for length, members in by_length.items():
+        logs = np.log(np.array([values[k] for k in members]))
+        smallest = np.ones(len(members))
+        for begin in range(0, length, WINDOW // 2):
+            x = logs[:, begin:begin + WINDOW]
+            n = x.shape[1]
+            if n < 3:
+                continue  # otava's t-test of one run against one gives p = 1
+            x = x - x.mean(axis=1, keepdims=True)  # sums of squares about 0, without cancellation
+            left_sum, left_squares = np.cumsum(x, axis=1)[:, :-1], np.cumsum(x * x, axis=1)[:, :-1]
+            total, squares = x.sum(axis=1, keepdims=True), (x * x).sum(axis=1, keepdims=True)
+            n_left = np.arange(1, n)
+            n_right = n - n_left
+            mean_left, mean_right = left_sum / n_left, (total - left_sum) / n_right
+            var_left = np.maximum(left_squares / n_left - mean_left ** 2, 0)
+            var_right = np.maximum((squares - left_squares) / n_right - mean_right ** 2, 0)
+            pooled = ((n_left - 1) * var_left + (n_right - 1) * var_right) / (n - 2)
+            with np.errstate(divide="ignore", invalid="ignore"):
+                t = np.abs(mean_left - mean_right) / np.sqrt(pooled * (1 / n_left + 1 / n_right))
+            t = np.where(np.isnan(t), np.inf, t)  # 0/0 (a flat window): let otava judge it
+            smallest = np.minimum(smallest, 2 * student.sf(t.max(axis=1), n - 2))
+        for k, p in zip(members, smallest):
+            may[k] = bool(p <= FIRST_PASS * max_pvalue)
+    return may
 
 
 def change_points(values, max_pvalue, better=None) -> list:
@@ -363,10 +460,10 @@ def command(args) -> int:
         return 0
     reports = read_reports(args.reports)
     store = args.store or default_store()
-    if not (args.reports and args.store is None and not os.path.exists(store)):
-        reports = read_store(store) + reports  # a store named, or there: read; else the reports alone
+    if args.reports and args.store is None and not os.path.exists(store):
+        store = None  # a store named, or there: read; else the reports alone
     history = read(reports, since(args.since) if args.since else 0.0, args.check, args.var, args.false_alarm_rate,
-                   args.min_step, args.system)
+                   args.min_step, args.system, store)
     print(json.dumps(as_json(history), indent=1) if args.json else text(history, args.all))
     return 1 if any(s.alarm() for s in history.series) else 0
 

@@ -159,6 +159,66 @@ def test_the_store_is_read_with_the_reports_and_a_run_in_both_counts_once(tmp_pa
     assert len(doc["runs"]) == 15 and doc["series"][0]["alarm"]["run"] == 10
 
 
+def test_a_store_read_in_shares_and_reports_beside_it_make_one_series_in_order(tmp_path, capsys):
+    """60 runs, 55 in the store (enough to be read by a worker a core), a second variable gapped in
+    the older runs, and the newest 10 runs given as reports (5 of them also in the store): every value once, in
+    the order of the runs, the bound the newest run's."""
+    values = series(n=60, step_at=45, factor=2.0)
+    paths = reports(tmp_path, values)
+    for i, path in enumerate(paths):
+        doc = json.loads(Path(path).read_text())
+        doc["session_info"]["hostname"] = f"host{i}"
+        if i >= 30:
+            doc["runs"][0]["testcases"].append(case(values[i] / 2, bound=(9.0 + i, None, 0.5), variable="avg_x",
+                                                    environ="mpich"))
+        Path(path).write_text(json.dumps(doc))
+    db = store(tmp_path / "results.db", paths[:55])
+    assert history._shares(55) == (os.cpu_count() or 1)
+    code, out, _ = run(capsys, "--store", str(db), *paths[50:], "--json")
+    doc = json.loads(out)
+    assert code == 1 and [r["run"] for r in doc["runs"]] == list(range(1, 61))
+    assert [r["hostname"] for r in doc["runs"]] == [f"host{i}" for i in range(60)]
+    by_var = {s["variable"]: s for s in doc["series"]}
+    assert by_var["max_isend-recv_4096"]["values"] == values and by_var["max_isend-recv_4096"]["alarm"]["run"] == 45
+    assert by_var["avg_x"]["runs"] == list(range(31, 61)) and by_var["avg_x"]["values"] == [v / 2 for v in values[30:]]
+    assert by_var["avg_x"]["bound"] == [68.0, None, 0.5]
+
+
+def test_a_stored_value_python_writes_as_nan_is_a_gap(tmp_path, capsys):
+    paths = reports(tmp_path, [10.0, float("nan"), 11.0])  # json.dumps writes NaN, which orjson refuses
+    assert "NaN" in Path(paths[1]).read_text()
+    code, out, _ = run(capsys, "--store", str(store(tmp_path / "results.db", paths)), "--json")
+    (s,) = json.loads(out)["series"]
+    assert code == 0 and s["runs"] == [1, 3] and s["values"] == [10.0, 11.0]
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_a_series_the_screen_passes_over_has_no_change_point_by_otava(seed):
+    """The screen (history._may_step) skips otava only where otava finds nothing: checked on
+    series of every kind (spread, steps, outliers, flat stretches, short, heavy-tailed), and it
+    skips some of them, or it would save nothing."""
+    rng = np.random.default_rng(seed)
+    made = []
+    for k in range(60):
+        n = int(rng.choice([3, 4, 7, 26, 51, 75, 140]))
+        v = np.exp(rng.normal(0, rng.choice([0.01, 0.1, 0.5]), n))
+        if k % 4 == 1:
+            v[rng.integers(n):] *= rng.choice([1.05, 1.2, 2.0])
+        elif k % 4 == 2:
+            v[rng.integers(n)] *= 10
+        elif k % 4 == 3:
+            v = np.exp(rng.standard_cauchy(n) * 0.05)
+        if k % 15 == 0:
+            v[: n // 2] = 1.0
+        made.append([float(x) for x in v])
+    max_pvalue = 0.01 / len(made)
+    may = history._may_step(made, max_pvalue)
+    for values, step in zip(made, may):
+        if not step:
+            assert history.change_points(values, max_pvalue) == [], values
+    assert 0 < sum(may) < len(made)
+
+
 @pytest.mark.parametrize("argv, says", [
     (["--since", "yesterday"], "--since 'yesterday': not a date"),
     (["--check", "("], "--check/--var: not a regular expression"),
@@ -177,6 +237,15 @@ def test_a_bad_store_or_report_gets_one_line(tmp_path, capsys):
     assert "not a ReFrame results database" in capsys.readouterr().err
     assert cli.main(["history", "--store", str(tmp_path / "none.db")]) == 2
     assert "no results store there" in capsys.readouterr().err
+    for blob, says in (("[1]", "session u0: is not a run report"), ("{", "not a ReFrame results database"),
+                       ('{"session_info": {}, "runs": [{"testcases": [{"display_name": 5}]}]}',
+                        "session u0: runs[0].testcases[0].display_name is not a string")):
+        with sqlite3.connect(tmp_path / "odd.db") as conn:
+            conn.execute("CREATE TABLE IF NOT EXISTS sessions(uuid TEXT PRIMARY KEY, session_start_unix REAL, "
+                         "session_end_unix REAL, json_blob TEXT, report_file TEXT)")
+            conn.execute("INSERT OR REPLACE INTO sessions VALUES ('u0', 1, NULL, ?, '')", (blob,))
+        code, out, err = run(capsys, "--store", str(tmp_path / "odd.db"))
+        assert code == 2 and out == "" and err.count("\n") == 1 and says in err, err
     report = tmp_path / "r.json"
     report.write_text(json.dumps({"session_info": {"time_start_unix": "noon"}, "runs": []}))
     code, _, err = run(capsys, str(report))
