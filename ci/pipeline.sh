@@ -73,12 +73,14 @@ acceptance() {
     python -m jitterbench.plan --system "$JB_SYSTEM" --mode "$JB_MODE"
     local opts=(--system "$JB_SYSTEM${JB_PARTITION:+:$JB_PARTITION}" --mode "$JB_MODE")
     [ -z "${JB_ACCOUNT:-}" ] || opts+=(-J "account=$JB_ACCOUNT")
-    for module in ${JB_MODULES:-}; do opts+=(-m "$module"); done
-    # JB_RFM_OPTIONS is split into words on purpose: several options in one variable
-    # shellcheck disable=SC2086
-    local status=0
+    # JB_MODULES and JB_RFM_OPTIONS are split into words on purpose (several in one variable),
+    # by read: no word is taken as a file pattern
+    local modules=() rfm_options=() module status=0
+    read -r -a modules <<<"${JB_MODULES:-}"
+    read -r -a rfm_options <<<"${JB_RFM_OPTIONS:-}"
+    for module in "${modules[@]}"; do opts+=(-m "$module"); done
     JB_OUTPUT=$PWD/output/$JB_SYSTEM reframe -C systems/config.py "${opts[@]}" \
-        --session-extras "$(jitterbench history --session-extras "$JB_MODE")" ${JB_RFM_OPTIONS:-} -r || status=$?
+        --session-extras "$(jitterbench history --session-extras "$JB_MODE")" "${rfm_options[@]}" -r || status=$?
     # the store as it now is, among the job's artifacts (SQLite's own copy: whole, whoever writes)
     [ ! -f "$RFM_SQLITE_DB_FILE" ] || python -c 'import sqlite3, sys
 with sqlite3.connect(sys.argv[1]) as src, sqlite3.connect(sys.argv[2]) as dst: src.backup(dst)' \
@@ -117,6 +119,7 @@ report() {
 }
 
 case "${1:-}" in
-    build|acceptance|history|report) "$1" ;;
+    # every variable checked first: one line naming a wrong one (jitterbench/settings.py)
+    build|acceptance|history|report) python -m jitterbench.settings || exit 2; "$1" ;;
     *) die "usage: ci/pipeline.sh build|acceptance|history|report" ;;
 esac

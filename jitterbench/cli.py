@@ -7,7 +7,7 @@ import os
 import sys
 from collections import defaultdict
 
-from . import __version__, benchmarks, bounds, files, history, references, results, runs, simulate, simulate_command, site, verdict_table
+from . import __version__, benchmarks, bounds, files, history, references, results, runs, settings, simulate, simulate_command, site, verdict_table
 from .tables import format_table as _format_table
 
 
@@ -191,6 +191,11 @@ def main(argv=None) -> int:
     """The command: 0 when done, 2 with one line on standard error for a bad input or
     output, 130 on Ctrl-C (with nothing left half-written)."""
     argv = sys.argv[1:] if argv is None else list(argv)
+    try:
+        settings.check()
+    except settings.SettingError as e:
+        print(f"jitterbench: error: {e}", file=sys.stderr)
+        return 2
     if argv[:1] == ["plan"]:
         from . import plan  # noqa: PLC0415  only plan needs ReFrame's configuration machinery
         try:

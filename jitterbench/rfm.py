@@ -22,15 +22,6 @@ REFERENCE_DIR = os.environ.get("JB_REFERENCE_DIR") or os.path.join(REPO, "refere
 REFERENCE_DIRS = [os.path.join(OUTPUT, "references"), REFERENCE_DIR]
 
 
-def check_folders():
-    """JB_OUTPUT and JB_REFERENCE_DIR name folders (or nothing yet): one line naming the variable
-    otherwise, before ReFrame runs anything (a file there had the references silently missing)."""
-    for name, folder, what in (("JB_OUTPUT", OUTPUT, "the folder a run's files go in"),
-                               ("JB_REFERENCE_DIR", REFERENCE_DIR, "the folder of the reference files <system>.yaml")):
-        if os.path.exists(folder) and not os.path.isdir(folder):
-            raise SystemExit(f"jitterbench: {name}={folder}: not a folder; it names {what}")
-
-
 def reference_files(system):
     """The reference files of system that exist, in the order they are tried."""
     return [p for p in (os.path.join(d, f"{system}.yaml") for d in REFERENCE_DIRS) if os.path.exists(p)]
@@ -45,11 +36,8 @@ def results_handlers():
     if not url:
         return []
     extras = {"facility": "jitterbench"}
-    for item in filter(None, os.environ.get("JB_RESULTS_EXTRAS", "").split(",")):
-        key, sep, value = item.partition("=")
-        if not sep or not key.strip():
-            raise SystemExit(f"jitterbench: JB_RESULTS_EXTRAS: '{item[:40]}' is not key=value "
-                             f"(e.g. site=cscs,cluster=daint)")
+    for item in filter(None, os.environ.get("JB_RESULTS_EXTRAS", "").split(",")):  # checked: settings.py
+        key, _, value = item.partition("=")
         extras[key.strip()] = value
     return [{"type": "httpjson", "url": url, "level": "info", "extras": extras}]
 

@@ -23,9 +23,13 @@ if REPO not in sys.path:
 import jitterbench.benchmarks  # noqa: E402
 import jitterbench.launchers  # noqa: E402,F401  registers the jb-mpirun, poe, bgp-mpirun and yod launchers
 from jitterbench import site  # noqa: E402
-from jitterbench.rfm import OUTPUT, check_folders, results_handlers  # noqa: E402  OUTPUT: JB_OUTPUT, else output/ of the checkout
+from jitterbench import settings  # noqa: E402
+from jitterbench.rfm import OUTPUT, results_handlers  # noqa: E402  OUTPUT: JB_OUTPUT, else output/ of the checkout
 
-check_folders()
+try:  # every JB_* variable, before ReFrame runs anything
+    settings.check()
+except settings.SettingError as _e:
+    raise SystemExit(f"jitterbench: {_e}") from None
 os.makedirs(OUTPUT, exist_ok=True)
 
 _systems = site.load_systems([os.path.join(HERE, "sites"), os.path.join(HERE, "papers")])

@@ -144,9 +144,10 @@ def test_every_performance_record_of_a_quick_run_reaches_the_results_url(tmp_pat
 
 
 @pytest.mark.parametrize("setting, says", [
-    ({"JB_RESULTS_URL": "http://127.0.0.1:9/x", "JB_RESULTS_EXTRAS": "site"}, "JB_RESULTS_EXTRAS: 'site' is not key=value"),
-    ({"JB_REFERENCE_DIR": "{file}"}, "JB_REFERENCE_DIR={file}: not a folder"),
-    ({"JB_OUTPUT": "{file}"}, "JB_OUTPUT={file}: not a folder"),
+    ({"JB_RESULTS_URL": "http://127.0.0.1:9/x", "JB_RESULTS_EXTRAS": "site"},
+     "JB_RESULTS_EXTRAS='site': must be key=value pairs"),
+    ({"JB_REFERENCE_DIR": "{file}"}, "JB_REFERENCE_DIR='{file}': must be a folder, not a file"),
+    ({"JB_OUTPUT": "{file}"}, "JB_OUTPUT='{file}': must be a folder, not a file"),
 ])
 def test_a_bad_setting_is_one_line_and_no_run(tmp_path, setting, says):
     file = tmp_path / "a-file"

@@ -1,0 +1,157 @@
+"""The JB_* variables a site or a pipeline sets: what each must be, checked at once where
+jitterbench starts (ReFrame's configuration, systems/config.py; the command line; the
+pipeline's jobs, `python -m jitterbench.settings`), so that a wrong value ends in one line
+naming the variable before anything runs.
+
+No value is ever run as code: paths reach shell lines quoted (shlex.quote) or as argument
+vectors.  What is checked here is what no quoting makes right: a newline or another control
+character (a job script's line break: `-J account=x<newline>command`), a name that ReFrame or
+Slurm writes into a script unquoted, a prefix template with a field other than {environ}, a
+number that is no number, a folder that is a file.
+"""
+from __future__ import annotations
+
+import math
+import os
+import re
+import string
+import sys
+
+NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]*\Z")       # a system, partition, account or queue name
+MODULE = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.+/@:=-]*\Z")  # an environment module, as `module load` takes it
+CONTROL = re.compile(r"[\x00-\x1f\x7f]")
+
+
+class SettingError(ValueError):
+    """A JB_* variable holding what it may not: the message names it and what it must be."""
+
+
+def _shown(value) -> str:
+    return repr(value if len(value) <= 200 else value[:200] + "...")
+
+
+def _path(value):
+    if CONTROL.search(value):
+        return "a path without control characters (newline, tab)"
+    return None
+
+
+def _folder(value):
+    return _path(value) or ("a folder, not a file" if os.path.exists(value) and not os.path.isdir(value) else None)
+
+
+def _template(value):
+    """An install prefix in which {environ} stands for a programming environment's name."""
+    problem = _path(value)
+    if problem:
+        return problem
+    try:
+        fields = {f for _, f, _, _ in string.Formatter().parse(value) if f is not None}
+    except ValueError:
+        fields = {"?"}
+    if fields - {"environ"}:
+        return "a path in which {environ} (and no other field) stands for the environment's name; " \
+               "a brace is written {{ or }}"
+    return None
+
+
+def _name(value):
+    return None if NAME.match(value) else "a name of letters, digits, '_', '.' and '-'"
+
+
+def _modules(value):
+    return None if all(MODULE.match(m) for m in value.split(" ") if m) else \
+        "module names (letters, digits, _ . + / @ : = -) separated by spaces"
+
+
+def _mode(value):
+    return None if value in ("quick", "acceptance") else "quick or acceptance"
+
+
+def _url(value):
+    return None if re.match(r"https?://[^\s\x00-\x1f\x7f]+\Z", value) else "an http:// or https:// URL"
+
+
+def _extras(value):
+    for item in filter(None, value.split(",")):
+        key, sep, rest = item.partition("=")
+        if not sep or not key.strip() or CONTROL.search(item):
+            return f"key=value pairs separated by commas (e.g. site=cscs,cluster=daint), not {_shown(item)}"
+    return None
+
+
+def _seconds(value):
+    try:
+        seconds = float(value)
+    except ValueError:
+        seconds = math.nan
+    return None if 0 < seconds <= 86400 else "a number of seconds above 0, at most 86400"
+
+
+def _timeout(value):
+    """As the benchmarks read it (src/core/options.c): whole seconds, 0 (none) to 10^8."""
+    return None if re.fullmatch(r"[0-9]{1,9}", value) and int(value) <= 100_000_000 else \
+        "whole seconds from 0 (no limit) to 100000000"
+
+
+def _options(value):
+    return "ReFrame options on one line" if CONTROL.search(value) else None
+
+
+# Each variable and what it must be: those the package, ReFrame's configuration and the
+# benchmarks read, then those only the pipeline's jobs read (ci/pipeline.sh, spack.yaml).
+# docs/pipeline.md (Settings) says what each is for.
+READ_BY_JITTERBENCH = {
+    "JB_OUTPUT": _folder,
+    "JB_REFERENCE_DIR": _folder,
+    "JB_PREFIX": _template,
+    "JB_OSU_PREFIX": _template,
+    "JB_PERFTEST_PREFIX": _path,
+    "JB_PERFTEST_SERVER_WAIT": _seconds,
+    "JB_TIMEOUT": _timeout,
+    "JB_SIMULATE_BUDGET_S": _seconds,
+    "JB_SPACK_VIEWS": _folder,
+    "JB_RESULTS_URL": _url,
+    "JB_RESULTS_EXTRAS": _extras,
+    "JB_BUILD_ROOT": _folder,
+    "JB_MPICH_ROOT": _folder,
+    "JB_INTEL_MPI_ROOT": _folder,
+    "JB_VCLUSTER_DIR": _folder,
+}
+READ_BY_THE_PIPELINE = {
+    "JB_SYSTEM": _name,
+    "JB_PARTITION": _name,
+    "JB_ACCOUNT": _name,
+    "JB_MODULES": _modules,
+    "JB_MODE": _mode,
+    "JB_RFM_OPTIONS": _options,
+    "JB_RESULTS_DB": _path,
+    "JB_SPACK_SYSTEM": _name,
+}
+
+
+def check(pipeline=False, environ=os.environ) -> None:
+    """Raises SettingError for the first JB_* variable set to what it may not hold: those
+    jitterbench reads, and with pipeline those of the pipeline's jobs too.  An empty value is as
+    good as unset (each has its default)."""
+    rules = {**READ_BY_JITTERBENCH, **(READ_BY_THE_PIPELINE if pipeline else {})}
+    for name, rule in rules.items():
+        value = environ.get(name)
+        if value:
+            problem = rule(value)
+            if problem:
+                raise SettingError(f"{name}={_shown(value)}: must be {problem}")
+
+
+def main() -> int:
+    """`python -m jitterbench.settings`: the pipeline's jobs check every variable first."""
+    try:
+        check(pipeline=True)
+    except SettingError as e:
+        print(f"jitterbench: {e}", file=sys.stderr)
+        return 2
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,86 @@
+"""Every JB_* variable (jitterbench/settings.py) against values that would be commands or
+break a line: each is refused in one line naming the variable, or taken as the path it is;
+nothing in it ever runs."""
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from jitterbench import settings
+
+pytestmark = pytest.mark.unit
+REPO = Path(__file__).resolve().parents[1]
+
+HOSTILE = ["$(touch X)", "`touch X`", "a; touch X", "a b", "a\ntouch X", "a\rb", "{environ", "{x}/{environ}"]
+PATHS = {"JB_OUTPUT", "JB_REFERENCE_DIR", "JB_PREFIX", "JB_OSU_PREFIX", "JB_PERFTEST_PREFIX", "JB_SPACK_VIEWS",
+         "JB_RESULTS_DB", "JB_BUILD_ROOT", "JB_MPICH_ROOT", "JB_INTEL_MPI_ROOT", "JB_VCLUSTER_DIR"}
+EVERY = {**settings.READ_BY_JITTERBENCH, **settings.READ_BY_THE_PIPELINE}
+
+
+def verdict(name, value):
+    try:
+        settings.check(pipeline=True, environ={name: value})
+    except settings.SettingError as e:
+        return str(e)
+    return None
+
+
+@pytest.mark.parametrize("name", sorted(EVERY))
+def test_each_variable_refuses_a_line_break_and_names_itself(name):
+    for value in HOSTILE:
+        said = verdict(name, value)
+        if "\n" in value or "\r" in value:
+            assert said and said.startswith(f"{name}=") and "\n" not in said, (name, value, said)
+        elif said:
+            assert said.startswith(f"{name}={value!r}: must be ") and "\n" not in said
+    if name in PATHS:  # a path may hold $( ), backticks, ; and spaces: it is quoted wherever it goes
+        assert verdict(name, "/tmp/p $(touch X);`touch Y`; touch Z") is None
+    elif name == "JB_RFM_OPTIONS":  # words of ReFrame's command line, never a shell's
+        assert not any(verdict(name, v) for v in HOSTILE[:4])
+    else:  # a name, modules, a number, a URL, a mode: none of these is one
+        assert all(verdict(name, v) for v in HOSTILE[:3])
+
+
+def test_templates_take_environ_and_no_other_field():
+    assert verdict("JB_PREFIX", "/opt/jb/{environ}") is None
+    assert verdict("JB_OSU_PREFIX", "/opt/{{odd}}/{environ}") is None
+    for bad in ("/opt/{env}", "/opt/{environ", "/opt/{0}", "/opt/{environ.__class__}"):
+        assert "JB_PREFIX" in verdict("JB_PREFIX", bad)
+
+
+def test_the_pipeline_s_own_values_pass():
+    good = {"JB_SYSTEM": "daint", "JB_PARTITION": "normal", "JB_ACCOUNT": "s1234", "JB_MODE": "acceptance",
+            "JB_MODULES": "cray-mpich/8.1.28 openmpi@4.1.4", "JB_RFM_OPTIONS": "--max-retries=1 -S calls=100",
+            "JB_RESULTS_URL": "https://elastic.example.org:9200/jb/_doc", "JB_RESULTS_EXTRAS": "site=cscs,cluster=daint",
+            "JB_PERFTEST_SERVER_WAIT": "300", "JB_SPACK_SYSTEM": "local"}
+    settings.check(pipeline=True, environ=good)
+    for name, bad in (("JB_MODE", "papers"), ("JB_PERFTEST_SERVER_WAIT", "nan"), ("JB_RESULTS_URL", "file:///etc"),
+                      ("JB_RESULTS_EXTRAS", "site"), ("JB_MODULES", "a*")):
+        assert verdict(name, bad).startswith(f"{name}=")
+
+
+def test_a_folder_variable_naming_a_file_is_refused(tmp_path):
+    file = tmp_path / "f"
+    file.write_text("mine")
+    assert verdict("JB_OUTPUT", str(file)) == f"JB_OUTPUT={str(file)!r}: must be a folder, not a file"
+    assert file.read_text() == "mine"
+
+
+@pytest.mark.parametrize("argv", [["jitterbench", "table", "--help"], ["bash", "ci/pipeline.sh", "acceptance"]])
+def test_the_command_and_the_pipeline_stop_at_a_bad_variable_in_one_line(tmp_path, argv):
+    bin_dir = Path(sys.executable).parent
+    cmd = [str(bin_dir / argv[0]) if argv[0] == "jitterbench" else argv[0], *argv[1:]]
+    env = dict(os.environ, PATH=f"{bin_dir}:{os.environ['PATH']}", JB_SYSTEM="local", JB_MODE="quick",
+               JB_OUTPUT=str(tmp_path / "out"), JB_PREFIX="$(touch X)\n{environ}")
+    if argv[0] == "bash":
+        env.update(JB_PREFIX="", JB_ACCOUNT="acct\ntouch X")
+    proc = subprocess.run(cmd, cwd=tmp_path if argv[0] == "jitterbench" else REPO, env=env, capture_output=True,
+                          text=True, timeout=60)
+    name = "JB_ACCOUNT" if argv[0] == "bash" else "JB_PREFIX"
+    assert proc.returncode == 2 and proc.stdout == "" and proc.stderr.count("\n") == 1, proc.stderr
+    assert proc.stderr.startswith(f"jitterbench: ") and f"{name}=" in proc.stderr
+    assert not (tmp_path / "X").exists() and not (REPO / "X").exists() and not (tmp_path / "out").exists()
