@@ -185,19 +185,23 @@ def summary(system, mode, planned, listed=False):
     return "\n".join(lines)
 
 
-def main(argv=None) -> int:
+def parser():
     from .cli import OneLineParser  # noqa: PLC0415  the command's one-line refusals
-    parser = OneLineParser(prog="jitterbench plan", description=(
+    p = OneLineParser(prog="jitterbench plan", description=(
         "List the test cases a mode runs on a system, their count and estimated machine time "
         "(node-hours), without running anything."))
-    parser.add_argument("--system", required=True, help="the ReFrame system, e.g. local, vcluster, c1a")
-    parser.add_argument("--mode", default="acceptance", help="the mode: quick or acceptance [acceptance]")
-    parser.add_argument("-C", "--config", default=str(DEFAULT_CONFIG), help="the ReFrame configuration "
-                        "[systems/config.py of this checkout]")
-    parser.add_argument("--from", dest="reports", nargs="+", default=[], metavar="REPORT",
-                        help="run reports (report.json) whose measured durations replace the cost model's")
-    parser.add_argument("--cases", action="store_true", help="list every test case before the summary")
-    args = parser.parse_args(argv)
+    p.add_argument("--system", required=True, help="the ReFrame system, e.g. local, vcluster, c1a")
+    p.add_argument("--mode", default="acceptance", help="the mode: quick or acceptance [acceptance]")
+    p.add_argument("-C", "--config", default=str(DEFAULT_CONFIG), help="the ReFrame configuration "
+                   "[systems/config.py of this checkout]")
+    p.add_argument("--from", dest="reports", nargs="+", default=[], metavar="REPORT",
+                   help="run reports (report.json) whose measured durations replace the cost model's")
+    p.add_argument("--cases", action="store_true", help="list every test case before the summary")
+    return p
+
+
+def main(argv=None) -> int:
+    args = parser().parse_args(argv)
     try:
         config = load_configuration(args.config)
         systems = [s["name"] for s in config["systems"]]

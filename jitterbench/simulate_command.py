@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 from dataclasses import asdict
 
 import numpy as np
@@ -118,6 +119,27 @@ def add_arguments(sim) -> None:
 
 
 
+# ---- budget ------------------------------------------------------------------------------------
+# What one simulate command may take, estimated and refused before it starts: the memory of the
+# arrays it keeps, half the machine's; the time at the rates measured on the project's 2-core VM
+# (benchmarks/simulate_budget.py prints them), an hour, or JB_SIMULATE_BUDGET_S seconds.
+MEMORY_BUDGET = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES") // 2
+NS_PER_EXCHANGE = 4.0   # alltoall: one processor's exchange in one round of one trial
+NS_PER_DRAW = 10.0      # halo: one task's time in one call, drawn and averaged (uncoupled limit)
+HALO_BOOTSTRAP = 5      # repeats of the uncoupled limit from resamples: its standard error
+
+
+def check_budget(what: str, memory_bytes: float, seconds: float, fewer: str) -> None:
+    """One line, before any work, where what would need more memory or time than the budget."""
+    if memory_bytes > MEMORY_BUDGET:
+        raise SimulationInputError(f"{what} needs about {memory_bytes / 2**30:.3g} GiB, over the budget of "
+                                   f"{MEMORY_BUDGET / 2**30:.3g} GiB (half this machine's memory): {fewer}")
+    budget = float(os.environ.get("JB_SIMULATE_BUDGET_S") or 3600)  # checked: settings.py
+    if seconds > budget:
+        raise SimulationInputError(f"{what} would take about {seconds:.3g} s, over the budget of {budget:g} s "
+                                   f"(JB_SIMULATE_BUDGET_S): {fewer}")
+
+
 WRITTEN_BY = "jitterbench simulate"  # the first field of every --json document: what replaces only its own
 
 
@@ -161,6 +183,12 @@ def alltoall(args) -> dict:
     if args.interrupts and args.interrupt_trace:
         raise SimulationInputError("give --interrupts or --interrupt-trace, not both")
     interrupts = simulate.load_interrupt_trace(args.interrupt_trace) if args.interrupt_trace else args.interrupts
+    # each P keeps every processor's finish and idle time of every trial (16 bytes), and replays
+    # P exchanges in each of about P rounds of every trial
+    check_budget(f"{args.trials} all-to-alls on up to {max(args.procs)} processors",
+                 16.0 * max(args.procs) * args.trials,
+                 sum(float(P) * P * args.trials for P in args.procs) * NS_PER_EXCHANGE * 1e-9 / simulate.WORKERS,
+                 "fewer --trials or smaller --procs")
     out = {"samples": str(args.samples), "sample_size": int(sample.size), "sample_mean_us": float(sample.mean()),
            "sample_sd_us": float(sample.std(ddof=1)) if sample.size > 1 else 0.0, "trials": args.trials,
            "seed": args.seed, "message_bytes": args.size,
@@ -207,6 +235,11 @@ def halo(args) -> dict:
          "with a count > 0")
     # upward only: below N0 a task no longer waits for as many neighbours, so AVG changes too
     tasks = sorted({n for n in args.tasks if n >= measured_tasks} | {measured_tasks})
+    # the uncoupled limit draws every task's time in every call, once and in each bootstrap
+    # repeat, and keeps a mean per task
+    check_budget(f"the halo at {max(tasks)} tasks", 16.0 * max(tasks),
+                 sum(float(N) for N in tasks) * r["calls"] * (1 + HALO_BOOTSTRAP) * NS_PER_DRAW * 1e-9,
+                 "smaller --tasks")
     rng = np.random.default_rng(args.seed)
     pred = simulate.halo_extrapolation(r["series"]["max_us"], measured_tasks, tasks, rng)
     # Without the barrier's coupling tasks drift apart, delays average out within each task,
@@ -214,7 +247,7 @@ def halo(args) -> dict:
     # merged histogram (bin middles), which also counts a task's waits for a delayed
     # neighbour: from a run of more than one task this limit is an overestimate.
     per_task = model.per_task_times(bins)
-    uncoupled = simulate.halo_prediction(per_task, tasks, rng, r["calls"], barrier_coupled=False, n_boot=5)
+    uncoupled = simulate.halo_prediction(per_task, tasks, rng, r["calls"], barrier_coupled=False, n_boot=HALO_BOOTSTRAP)
     # every task also replays a noise trace (jb-noise --trace) from its own offset
     trace = simulate.load_interrupt_trace(args.interrupt_trace) if args.interrupt_trace else None
     noisy = simulate.halo_trace_prediction(series, measured_tasks, tasks, trace, rng) if trace else {}

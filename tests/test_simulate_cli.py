@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import json
 import math
+import time
 
 import numpy as np
 import pytest
@@ -60,3 +61,32 @@ def test_bad_simulation_input_is_one_line(tmp_path, capsys):
                                 "results": [{"max_us": 1.0, "avg_us": 1.0}]}))
     assert cli.main(["simulate", "halo", str(halo)]) == 2
     assert "run jb-halo with --series" in capsys.readouterr().err
+
+
+# a jb-halo document with its per-call series, as simulate halo reads it
+HALO_WITH_SERIES = {"benchmark": "halo", "config": {}, "metadata": {"mpi_library": "Open MPI v4.1.4", "ranks": 2},
+                    "results": [{"placement": "row", "pattern": "isend-recv", "calls": 10, "max_us": 30.0,
+                                 "avg_us": 20.0, "histogram": {"bins": [[10, 20, 4], [20, 40, 6]]},
+                                 "series": {"max_us": [30.0] * 10}}]}
+
+
+@pytest.mark.unit
+@pytest.mark.parametrize("argv, says", [
+    (["alltoall", "{samples}", "--trials", "1000000000000", "--procs", "64"], "GiB, over the budget of"),
+    (["alltoall", "{samples}", "--trials", "1000", "--procs", "4096"], "s, over the budget of 5 s"),
+    (["halo", "{halo}", "--tasks", "1000000000000"], "GiB, over the budget of"),
+    (["halo", "{halo}", "--tasks", "100000,100000000"], "s, over the budget of 5 s"),
+])
+def test_a_run_over_the_budget_is_refused_before_it_starts(tmp_path, monkeypatch, capsys, argv, says):
+    """Estimated and refused in one line (the memory: half the machine's; the time:
+    JB_SIMULATE_BUDGET_S), at once: nothing is allocated or drawn."""
+    samples = tmp_path / "samples.txt"
+    samples.write_text("10\n12\n11\n")
+    halo = tmp_path / "halo.json"
+    halo.write_text(json.dumps(HALO_WITH_SERIES))
+    monkeypatch.setenv("JB_SIMULATE_BUDGET_S", "5")
+    started = time.monotonic()
+    code = cli.main(["simulate", *(a.format(samples=samples, halo=halo) for a in argv)])
+    err = capsys.readouterr().err
+    assert code == 2 and err.count("\n") == 1 and says in err, err
+    assert time.monotonic() - started < 5

@@ -1,0 +1,436 @@
+"""Seeded hostile-input fuzzing of the `jitterbench` command, beside fuzz_benchmarks.py (the
+benchmarks' own).
+
+Every case is one command line of a subcommand (its options read from the command's own
+argparse parsers, as fuzz_benchmarks.py reads the getopt tables) with inputs, outputs, numbers
+and texts drawn from hostile sets, and now and then a JB_* variable (jitterbench/settings.py)
+set to a hostile value:
+
+  inputs   valid run reports, a halo document, a reference file and a results store; and a
+           FIFO, /dev/zero, a sparse 2 GiB file, truncated, binary, deeply nested and NaN JSON,
+           a YAML alias bomb, an empty file, a folder, a missing path, a symlink loop;
+  outputs  a new path, a file of the user's (decoy), a symlink to it, its folder, "", ".",
+           the home folder, a name holding a newline, "-";
+  numbers  0, -1, nan, inf, 1e308, 2^64 + 1, 1e12, hex, digits of other scripts, lists;
+  texts    "", a 100,000-character one, a line break, $(touch X), "(", unicode.
+
+Each case runs as an unprivileged user (nobody where the fuzzer is root) in a scratch folder
+of its worker's, under a 3 GiB address-space cap.  It fails on:
+
+  - a hang: still running after TIMEOUT_S (its process tree is killed), or death by a signal;
+  - a Python traceback anywhere in its output;
+  - a non-zero exit other than 1 (a verdict: history, table, reference --check) whose stderr
+    is not exactly one line starting 'jitterbench';
+  - anything changed that was there before: a file of the scratch folder or the home folder
+    altered, removed or replaced; or a file left where no output option pointed (a temporary
+    file or folder of a refused write), or an X made by a value.
+
+`site new` writes into the checkout by design: it runs only where the fuzzing user cannot
+write there (the fuzzer started as root), so that its refusal is what is fuzzed.
+
+Case i of seed S is the same on every machine (its own Random(f"{S}/{i}")), so
+`python tests/fuzz_cli.py --seed S --case i` replays one failure.
+
+  python tests/fuzz_cli.py --seed 1 --seconds 120
+"""
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import hashlib
+import json
+import os
+import random
+import resource
+import shutil
+import signal
+import sqlite3
+import stat
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(REPO))
+
+from jitterbench import cli, settings  # noqa: E402
+
+TIMEOUT_S = 60
+MEMORY_CAP = 3 << 30
+NOBODY = 65534
+JITTERBENCH = [sys.executable, "-m", "jitterbench"]
+VERDICT_EXIT = {"history", "table", "reference"}  # exit 1: the verdict, not an error
+
+NUMBERS = ["0", "-1", "1", "2", "3.5", "1e308", "-1e308", "nan", "inf", "-inf", "1e12", "100000000",
+           "18446744073709551617", "0x10", "1_000", "", " ", "\u0663", "1e-300", "2,4,100000000", "1,0",
+           "1:1:1:1", "1e9:0:1:1", "-1:2:3:4", "nan:1:1:1", "0.5", "1,2,3"]
+TEXTS = ["", "x", "(", "a\nb", "$(touch X)", "`touch X`", "A" * 100_000, "\u00e9\u4e2d", "--", "-1", "%s%n",
+         "2026-13-45", "2026-11-25", "local", "quick", "max_us", "^max_", "openmpi"]
+JB_VALUES = ["$(touch X)", "`touch X`", "a; touch X", "a b", "a\ntouch X", "{x}/{environ}", "-1", "nan", ""]
+
+VALID = ["halo.json", *(f"report{i}.json" for i in range(5)), "store.db", "local.yaml"]
+# options whose value is a file read, or one written
+INPUT_OPTIONS = {"--history", "--store", "--interrupt-trace", "--entry", "--from", "-C", "--config"}
+OUTPUT_OPTIONS = {"-o", "--output", "--json", "--figure"}
+
+
+# ---- the command's own parsers -----------------------------------------------------------
+
+def commands() -> dict:
+    """{('table',): [actions], ('simulate', 'halo'): [...], ...}: every leaf subcommand."""
+    out = {}
+
+    def walk(parser, path):
+        subs = [a for a in parser._actions if isinstance(a, argparse._SubParsersAction)]
+        if not subs:
+            out[path] = [a for a in parser._actions if not isinstance(a, argparse._HelpAction)]
+        for sub in subs:
+            for name, child in sub.choices.items():
+                walk(child, (*path, name))
+
+    walk(cli.parser(), ())
+    from jitterbench import plan  # noqa: E402,PLC0415
+    out[("plan",)] = [a for a in plan.parser()._actions if not isinstance(a, argparse._HelpAction)]
+    return out
+
+
+# ---- the material ----------------------------------------------------------------------
+
+def halo_document():
+    result = {"placement": "row", "pattern": "isend-recv", "ns_size": 848, "ew_size": 848, "calls": 10,
+              "off_node_per_node": 0, "max_us": 30.0, "avg_us": 20.0, "jitter": 1.5, "p99_us": 45.0,
+              "t_max_us": 25.0, "histogram": {"bins": [[10, 20, 4], [20, 40, 6]]}, "series": {"max_us": [30.0] * 10}}
+    return {"benchmark": "halo", "config": {}, "metadata": {"mpi_library": "Open MPI v4.1.4", "ranks": 2},
+            "results": [result]}
+
+
+def run_report(i, value=10.0):
+    case = {"display_name": "HaloCheck %nodes=1", "nodes": 1, "system": "local", "partition": "default",
+            "environ": "openmpi", "result": "pass", "fixture": False, "calls": 100,
+            "perfvalues": {"local:default:max_isend-recv_4096": [value, 10.0, None, 0.5, "us", "pass"],
+                           "local:default:eager_limit_shm": [4096, 4096, -0.01, 0.01, "B", "pass"]}}
+    return {"session_info": {"version": "4.10.4", "uuid": f"run{i}", "hostname": "host",
+                             "time_start_unix": 1795323075 + 86400 * i}, "runs": [{"testcases": [case]}]}
+
+
+def make_inputs(folder: Path) -> dict:
+    """The input files, valid and hostile, in folder/in; {name: path}."""
+    d = folder / "in"
+    d.mkdir()
+    f = {}
+
+    def put(name, text, mode="w"):
+        p = d / name
+        with open(p, mode) as out:
+            out.write(text)
+        f[name] = str(p)
+
+    put("halo.json", json.dumps(halo_document()))
+    for i in range(5):
+        put(f"report{i}.json", json.dumps(run_report(i, 10.0 + i / 10)))
+    with sqlite3.connect(d / "store.db") as db:
+        db.execute("CREATE TABLE sessions(uuid TEXT PRIMARY KEY, session_start_unix REAL, session_end_unix REAL, "
+                   "json_blob TEXT, report_file TEXT)")
+        for i in range(5):
+            r = run_report(i)
+            db.execute("INSERT INTO sessions VALUES (?, ?, NULL, ?, '')",
+                       (f"run{i}", r["session_info"]["time_start_unix"], json.dumps(r)))
+    f["store.db"] = str(d / "store.db")
+    made = subprocess.run([*JITTERBENCH, "reference", *(f[f"report{i}.json"] for i in range(5)), "-o",
+                           str(d / "local.yaml"), "--measured-by", "fuzz"], capture_output=True, text=True)
+    if made.returncode != 0:
+        raise RuntimeError(f"cannot make a reference file: {made.stderr}")
+    f["local.yaml"] = str(d / "local.yaml")
+    text = Path(f["report0.json"]).read_text()
+    put("truncated.json", text[: len(text) // 2])
+    put("binary.bin", os.urandom(4096), "wb")
+    put("deep.json", "[" * 200_000 + "]" * 200_000)
+    put("nan.json", json.dumps(run_report(7, float("nan"))))
+    put("huge-number.json", text.replace("10.0,", "1e999,"))
+    put("empty.json", "")
+    put("utf16.json", text.encode("utf-16"), "wb")
+    # a YAML alias bomb: 9^8 x's once expanded
+    put("bomb.yaml", "a: &a [x, x, x, x, x, x, x, x, x]\n" + "".join(
+        f"{c}: &{c} [{', '.join(['*' + chr(ord(c) - 1)] * 9)}]\n" for c in "bcdefghi"))
+    put("list.yaml", "- 1\n- 2\n")
+    with open(d / "sparse.json", "wb") as out:
+        out.truncate(2 << 30)
+    f["sparse.json"] = str(d / "sparse.json")
+    os.mkfifo(d / "fifo")
+    f["fifo"] = str(d / "fifo")
+    (d / "folder").mkdir()
+    f["folder"] = str(d / "folder")
+    os.symlink("loop", d / "loop")
+    f["loop"] = str(d / "loop")
+    f["missing"] = str(d / "missing.json")
+    f["/dev/zero"] = "/dev/zero"
+    f["/dev/null"] = "/dev/null"
+    return f
+
+
+def make_outputs(folder: Path) -> dict:
+    """Where a case may write: {kind: path}; the decoys are the user's and must stay as they are."""
+    home = folder / "home"
+    home.mkdir()
+    (home / ".bashrc").write_text("# the user's own\n")
+    mine = folder / "mine"
+    mine.mkdir()
+    (mine / "notes.txt").write_text("the user's notes\n")
+    os.symlink(home / ".bashrc", folder / "link-to-bashrc")
+    return {"decoy": str(mine / "notes.txt"), "link": str(folder / "link-to-bashrc"), "folder": str(mine),
+            "home": str(home), "dot": ".", "empty": "", "newline": str(folder / "a\nb"), "dash": "-",
+            "bashrc": str(home / ".bashrc")}
+
+
+def snapshot(folder: Path) -> dict:
+    """Every entry under folder: its kind and content (a FIFO and the sparse file by size only)."""
+    out = {}
+    for root, dirs, names in os.walk(folder):
+        for name in dirs + names:
+            p = Path(root, name)
+            st = p.lstat()
+            if stat.S_ISLNK(st.st_mode):
+                out[str(p)] = ("link", os.readlink(p))
+            elif stat.S_ISREG(st.st_mode):
+                out[str(p)] = ("file", st.st_size if st.st_size > 1 << 24 else
+                               hashlib.sha256(p.read_bytes()).hexdigest(), stat.S_IMODE(st.st_mode))
+            else:
+                out[str(p)] = ("other", stat.S_IFMT(st.st_mode))
+    return out
+
+
+# ---- cases -----------------------------------------------------------------------------
+
+@dataclasses.dataclass
+class Case:
+    index: int
+    command: tuple
+    argv: list
+    env: dict
+    outputs: list       # the paths its output options name: what it writes may appear there (or in them)
+
+
+def make_case(seed, index, subcommands, inputs, outputs, folder: Path) -> Case:
+    rng = random.Random(f"{seed}/{index}")
+    command = rng.choice(sorted(subcommands))
+    argv, named = list(command), []
+
+    def an_input():  # valid half the time, so that cases reach past the first check
+        names = sorted(VALID if rng.random() < 0.5 else inputs)
+        return inputs[rng.choice(names)]
+
+    def an_output():
+        if rng.random() < 0.5:  # a new name, now and then in a folder that does not exist
+            name = f"out-{index}-{rng.randrange(1000)}{rng.choice(['', '.json', '.yaml', '.svg'])}"
+            path = str(folder / ("no-folder/" if rng.random() < 0.2 else "") / name)
+        else:
+            path = outputs[rng.choice(sorted(outputs))]
+        named.append(path)
+        return path
+
+    for action in subcommands[command]:
+        if not action.option_strings:  # a positional: inputs, or a name (site new)
+            count = {"+": rng.randint(1, 3), "*": rng.randint(0, 3), None: 1}.get(action.nargs, 1)
+            if action.dest == "name":
+                argv += [rng.choice(TEXTS) for _ in range(count)]
+            elif command[0] in ("reference", "history", "table") and rng.random() < 0.5:
+                argv += [inputs[f"report{i}.json"] for i in range(5)]  # the five repeats a reference takes
+            else:
+                argv += [an_input() for _ in range(count)]
+            continue
+        writes = bool(set(action.option_strings) & OUTPUT_OPTIONS) or action.dest in ("output", "json", "figure")
+        if rng.random() < 0.7:
+            if writes and command[0] in ("report", "compare"):  # where they write when not told (--help)
+                named += ["report", *(os.path.join(a, "report") for a in argv if os.path.isdir(a))]
+            continue
+        option = rng.choice(action.option_strings)
+        if action.nargs == 0:
+            argv += [option] * rng.randint(1, 2)
+        elif writes:
+            argv += [option, an_output()]
+        elif option in INPUT_OPTIONS or action.dest in ("history", "store", "interrupt_trace", "config"):
+            argv += [option, an_input()]
+        elif action.type is not None and action.type is not str:
+            argv += [option, rng.choice(NUMBERS if rng.random() < 0.6 else ["1", "2", "4", "0.01", "100"])]
+        else:
+            argv += [option, rng.choice(TEXTS)]
+    if rng.random() < 0.1:
+        argv.append(rng.choice(["--zz", "-Z", "--output"]))  # unknown, or an option lacking its value
+    env = {}
+    if rng.random() < 0.3:
+        every = {**settings.READ_BY_JITTERBENCH, **settings.READ_BY_THE_PIPELINE}
+        env[rng.choice(sorted(every))] = rng.choice(JB_VALUES)
+    return Case(index, command, argv, env, named)
+
+
+# ---- running and judging ----------------------------------------------------------------
+
+def _capped():
+    """The case's own session (its tree killed as one) under the address-space cap."""
+    os.setsid()
+    resource.setrlimit(resource.RLIMIT_AS, (MEMORY_CAP, MEMORY_CAP))
+
+
+def as_user(uid) -> list:
+    """The command prefix that runs a case as uid: util-linux's setpriv (Python's own setuid in a
+    preexec function cannot exec this checkout's interpreter, which lives under /root here)."""
+    if uid is None:
+        return []
+    if not shutil.which("setpriv"):
+        raise RuntimeError("running as root, the fuzzer runs its cases as nobody with setpriv (util-linux), "
+                           "which is not installed")
+    return ["setpriv", f"--reuid={uid}", f"--regid={uid}", "--clear-groups"]
+
+
+def run(case: Case, folder: Path, uid) -> tuple:
+    """Runs the case in folder (its scratch), its own files (JB_OUTPUT, Matplotlib's cache) beside it."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith("JB_")}
+    # simulate's budget well inside the timeout: a case it admits that still runs out is a failure
+    env.update(HOME=str(folder / "home"), JB_OUTPUT=str(folder.parent / "jb-output"), LC_ALL="C.UTF-8",
+               JB_SIMULATE_BUDGET_S=str(TIMEOUT_S // 4), PYTHONDONTWRITEBYTECODE="1",
+               MPLCONFIGDIR=str(folder.parent / "mpl"))
+    env.update(case.env)
+    proc = subprocess.Popen([*as_user(uid), *JITTERBENCH, *case.argv], cwd=folder, env=env, stdin=subprocess.DEVNULL,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, preexec_fn=_capped)
+    try:
+        out, err = proc.communicate(timeout=TIMEOUT_S)
+    except subprocess.TimeoutExpired:
+        os.killpg(proc.pid, signal.SIGKILL)
+        out, err = proc.communicate()
+        return None, out.decode(errors="replace"), err.decode(errors="replace")
+    return proc.returncode, out.decode(errors="replace"), err.decode(errors="replace")
+
+
+def judge(case: Case, folder: Path, code, out: str, err: str, before: dict, after: dict) -> str | None:
+    """None where the case passed, else why not."""
+    if code is None:
+        return f"hang: still running after {TIMEOUT_S} s"
+    if code < 0:
+        return f"killed by signal {-code}"
+    if "Traceback (most recent call last)" in out + err:
+        return "a traceback: " + err.strip().splitlines()[-1][:200]
+    if code not in (0, 1, 2) or (code == 1 and case.command[0] not in VERDICT_EXIT):
+        return f"exit {code}"
+    if code == 2:
+        lines = err.splitlines()
+        if len(lines) != 1 or not lines[0].startswith("jitterbench"):
+            return f"exit 2 without exactly one line 'jitterbench...': {err[:300]!r}"
+    changed = sorted(p for p in before if after.get(p) != before[p])
+    if changed:
+        return f"changed what the case did not make: {changed[:3]}"
+    # a named path that was not there: the tool's, with all in it; a folder that was: a file
+    # directly in it (reference -o DIR writes DIR/<system>.yaml)
+    named = [Path(os.path.normpath(folder / p)) for p in case.outputs if p]
+    left = sorted(p for p in after if p not in before and not any(
+        (Path(p).parent == n) if str(n) in before else (Path(p) == n or n in Path(p).parents) for n in named))
+    if left:
+        return f"left what no option named: {left[:3]}"
+    return None
+
+
+def restore(before: dict, after: dict):
+    """Removes what the case made, deepest first, so that the next case finds the folder as it was."""
+    for p in sorted(set(after) - set(before), key=len, reverse=True):
+        if os.path.isdir(p) and not os.path.islink(p):
+            shutil.rmtree(p, ignore_errors=True)
+        elif os.path.lexists(p):
+            os.unlink(p)
+
+
+@dataclasses.dataclass
+class Summary:
+    cases: int = 0
+    outcomes: dict = dataclasses.field(default_factory=dict)   # (command, outcome) -> count
+    failures: list = dataclasses.field(default_factory=list)   # (case, why, stderr)
+    errors: list = dataclasses.field(default_factory=list)     # a worker's own exception
+
+    def text(self, seed) -> str:
+        lines = [f"{self.cases} cases, {len(self.failures)} failures"]
+        by_command = {}
+        for (command, outcome), n in sorted(self.outcomes.items()):
+            by_command.setdefault(command, []).append(f"{outcome} {n}")
+        lines += [f"  {' '.join(c)}: {', '.join(o)}" for c, o in sorted(by_command.items())]
+        for case, why, err in self.failures:
+            lines.append(f"FAIL case {case.index} (--seed {seed} --case {case.index}): {why}\n"
+                         f"    env {case.env} argv {[a[:80] for a in case.argv]}\n    stderr {err[-400:]!r}")
+        lines += [f"WORKER ERROR: {e}" for e in self.errors]
+        return "\n".join(lines)
+
+
+def fuzz(seed, seconds, workers=2, only=None, limit=None) -> Summary:
+    uid = NOBODY if os.geteuid() == 0 else None
+    subcommands = commands()
+    if uid is None:
+        subcommands.pop(("site", "new"), None)  # it would write into this checkout
+    summary, lock = Summary(), threading.Lock()
+    next_case = iter([only] if only is not None else range(limit or 10**9))
+    deadline = time.monotonic() + seconds
+
+    def worker(k):
+        try:
+            with tempfile.TemporaryDirectory(prefix=f"fuzz-cli-{k}-") as tmp:
+                base = Path(tmp)
+                os.chmod(base, 0o755)
+                folder = base / "scratch"
+                for d in (folder, base / "jb-output", base / "mpl"):
+                    d.mkdir()
+                inputs, outputs = make_inputs(folder), make_outputs(folder)
+                if uid is not None:  # the user's own folder, as the unprivileged user's
+                    for root, dirs, names in os.walk(base):
+                        for name in [*dirs, *names, ""]:
+                            os.lchown(os.path.join(root, name), uid, uid)
+                while time.monotonic() < deadline or only is not None:
+                    with lock:
+                        index = next(next_case, None)
+                    if index is None:
+                        return
+                    case = make_case(seed, index, subcommands, inputs, outputs, folder)
+                    before = snapshot(folder)
+                    code, out, err = run(case, folder, uid)
+                    after = snapshot(folder)
+                    why = judge(case, folder, code, out, err, before, after)
+                    if (folder / "X").exists():
+                        why = why or "a value ran as a command (X made)"
+                    restore(before, after)
+                    outcome = "failure" if why else {0: "ok", 1: "verdict", 2: "refused"}[code]
+                    with lock:
+                        summary.cases += 1
+                        key = (case.command, outcome)
+                        summary.outcomes[key] = summary.outcomes.get(key, 0) + 1
+                        if why:
+                            summary.failures.append((case, why, err))
+                    if only is not None:
+                        return
+        except Exception as e:  # noqa: BLE001  the summary says so, and the run fails
+            with lock:
+                summary.errors.append(f"{type(e).__name__}: {e}")
+
+    threads = [threading.Thread(target=worker, args=(k,)) for k in range(1 if only is not None else workers)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    return summary
+
+
+def main(argv=None) -> int:
+    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    p.add_argument("--seed", type=int, default=1)
+    p.add_argument("--seconds", type=float, default=120, help="new cases start until then")
+    p.add_argument("--workers", type=int, default=2)
+    p.add_argument("--case", type=int, help="replay this case of the seed only")
+    args = p.parse_args(argv)
+    s = fuzz(args.seed, args.seconds, args.workers, args.case)
+    print(s.text(args.seed))
+    # no case run, or a worker that raised, is a failed fuzzing session too
+    return 1 if s.failures or s.errors or s.cases == 0 else 0
+
+
+if __name__ == "__main__":
+    try:
+        sys.exit(main())
+    except KeyboardInterrupt:
+        sys.exit("fuzz_cli: interrupted")

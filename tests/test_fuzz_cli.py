@@ -1,0 +1,72 @@
+"""Hostile command lines, files and JB_* values against the `jitterbench` command
+(tests/fuzz_cli.py): none may hang, trace back, end without one line, or change what it did not
+make."""
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+import fuzz_cli as fz
+
+SEED = 31         # issue 31; a failure names its case: python tests/fuzz_cli.py --seed 31 --case N replays it
+SECONDS = 45      # new cases start until then (CI's 40 minutes); longer sessions: the script
+
+
+@pytest.mark.fuzz
+def test_fuzz_the_command():
+    s = fz.fuzz(SEED, SECONDS, workers=2)
+    print(s.text(SEED))
+    outcomes = {outcome for _, outcome in s.outcomes}
+    assert not s.errors and s.cases > 0, s.text(SEED)
+    assert {"ok", "refused"} <= outcomes, s.text(SEED)  # the cases reach runs and refusals, or test nothing
+    assert not s.failures, s.text(SEED)
+
+
+def case(command=("table",), outputs=()):
+    return fz.Case(0, command, list(command), {}, list(outputs))
+
+
+@pytest.mark.parametrize("code, err, says", [
+    (None, "", "hang"),
+    (-9, "", "killed by signal 9"),
+    (2, "Traceback (most recent call last):\n  ...\nKeyError: 'x'\n", "a traceback"),
+    (2, "usage: jitterbench table\njitterbench table: error: x\n", "exactly one line"),
+    (2, "", "exactly one line"),
+    (3, "jitterbench: error: x\n", "exit 3"),
+])
+@pytest.mark.unit
+def test_the_judge_fails_each_kind_of_failure(tmp_path, code, err, says):
+    assert says in fz.judge(case(), tmp_path, code, "", err, {}, {})
+
+
+@pytest.mark.unit
+def test_the_judge_passes_a_refusal_and_a_verdict_but_not_a_verdict_where_none_is_given(tmp_path):
+    assert fz.judge(case(), tmp_path, 2, "", "jitterbench table: error: x\n", {}, {}) is None
+    assert fz.judge(case(("history",)), tmp_path, 1, "WORSE ...", "", {}, {}) is None
+    assert fz.judge(case(("summarize",)), tmp_path, 1, "", "", {}, {}) == "exit 1"
+
+
+@pytest.mark.unit
+def test_the_judge_fails_a_change_to_what_was_there_and_what_no_option_named(tmp_path):
+    (tmp_path / "mine.txt").write_text("mine")
+    before = fz.snapshot(tmp_path)
+    (tmp_path / "mine.txt").write_text("overwritten")
+    assert "changed what the case did not make" in fz.judge(case(), tmp_path, 0, "", "", before, fz.snapshot(tmp_path))
+    (tmp_path / "mine.txt").write_text("mine")
+    (tmp_path / ".tmp-left").write_text("")
+    (tmp_path / "out").mkdir()
+    (tmp_path / "out" / "index.html").write_text("")
+    after = fz.snapshot(tmp_path)
+    assert "left what no option named" in fz.judge(case(outputs=["out"]), tmp_path, 0, "", "", before, after)
+    (tmp_path / ".tmp-left").unlink()
+    assert fz.judge(case(outputs=["out"]), tmp_path, 0, "", "", before, fz.snapshot(tmp_path)) is None
+
+
+@pytest.mark.unit
+def test_a_session_whose_worker_raised_or_that_ran_nothing_fails(monkeypatch, capsys):
+    def broken(folder: Path):
+        raise OSError("no room")
+    monkeypatch.setattr(fz, "make_inputs", broken)
+    assert fz.main(["--seconds", "1", "--workers", "1"]) == 1
+    assert "WORKER ERROR: OSError: no room" in capsys.readouterr().out
