@@ -212,8 +212,11 @@ def main(argv=None) -> int:
         print(f"jitterbench: error: an input lacks a field or holds one of the wrong kind ({type(e).__name__}: "
               f"{e})", file=sys.stderr)
         return 2
-    except MemoryError as e:  # numpy's says how much it wanted: one line
-        print(f"jitterbench: error: not enough memory for this run: {e}", file=sys.stderr)
+    except MemoryError as e:  # numpy's says how much it wanted; Python's own says nothing
+        what = " ".join(argv[:2] if argv[:1] in (["simulate"], ["site"]) else argv[:1])  # the subcommand
+        print(f"jitterbench: error: not enough memory for jitterbench {what}"
+              f"{': ' + str(e) if str(e) else ' (the machine, or a limit on this process, has no more)'}",
+              file=sys.stderr)
         return 2
     except KeyboardInterrupt:
         print("jitterbench: interrupted", file=sys.stderr)

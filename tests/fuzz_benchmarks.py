@@ -571,6 +571,7 @@ class Summary:
     watchdog: dict = field(default_factory=dict)
     busy: dict = field(default_factory=dict)  # (ranks, outcome) -> [runs, seconds]
     long: list = field(default_factory=list)  # (case, outcome, command) of the long and memory-capped
+    errors: list = field(default_factory=list)  # what a worker raised: the session fails
 
     def text(self, most=3) -> str:
         lines = [f"fuzz: seed {self.seed}, build {self.build}: {self.executions} executions, "
@@ -593,6 +594,7 @@ class Summary:
             lines.append(f"  - {len(fs)} x ({', '.join(benches)}): {fs[0].problem}")
             for f in fs[:most]:
                 lines.append(f"      case {f.case.index}: {f.command}")
+        lines += [f"  WORKER ERROR: {e}" for e in self.errors]
         return "\n".join(lines)
 
 
@@ -612,7 +614,7 @@ def fuzz(build: Path, seed: int, executions: int, seconds: float, workers: int =
     if tmp is None:
         with tempfile.TemporaryDirectory(prefix="jb-fuzz-") as t:
             return fuzz(build, seed, executions, seconds, workers, mpi, cases, Path(t), log)
-    build, tmp = Path(build), Path(tmp)
+    build, tmp = Path(build).resolve(), Path(tmp)  # resolved: each case runs in a folder of its own
     src = source_of(build)
     names = [b for b in benchmarks(src) if (build / f"jb-{b}").exists()]
     if not names:
@@ -627,6 +629,13 @@ def fuzz(build: Path, seed: int, executions: int, seconds: float, workers: int =
     start = time.monotonic()
 
     def worker(w):
+        try:
+            cases_of(w)
+        except Exception as e:  # noqa: BLE001  the summary says so, and the session fails
+            with lock:
+                summary.errors.append(f"{type(e).__name__}: {e}")
+
+    def cases_of(w):
         # the MPI's session files: a folder per worker, as concurrent singletons would share one
         session = tmp / f"w{w}"
         session.mkdir()
@@ -694,7 +703,8 @@ def main(argv=None) -> int:
     s = fuzz(a.build or mpi.build_dir(), a.seed, a.executions, a.seconds, a.workers, mpi, a.case,
              log=lambda m: print(m, flush=True))
     print(s.text())
-    return 1 if s.failures else 0
+    # no case run, or a worker that raised, is a failed session too
+    return 1 if s.failures or s.errors or s.executions == 0 else 0
 
 
 if __name__ == "__main__":

@@ -47,3 +47,14 @@ def test_malformed_files_give_one_line_and_exit_2(tmp_path, capsys):
         assert len(err) == 1 and err[0].startswith("jitterbench: error:"), (name, err)
     assert cli.main(["summarize", str(tmp_path / "absent.json")]) == 2
     assert "cannot read" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("error, says", [(MemoryError(), "for jitterbench table (the machine, or a limit"),
+                                         (MemoryError("Unable to allocate 8 GiB"), "table: Unable to allocate 8 GiB")])
+def test_running_out_of_memory_is_one_line_naming_the_command(monkeypatch, capsys, error, says):
+    def out_of_memory(args):
+        raise error
+    monkeypatch.setattr(cli, "run", out_of_memory)
+    assert cli.main(["table", "x.json"]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and says in err, err

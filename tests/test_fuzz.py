@@ -2,6 +2,7 @@
 crash, hang, trip a sanitizer, or end without exactly one 'jb-NAME: error:' line."""
 from __future__ import annotations
 
+import os
 import re
 import time
 from pathlib import Path
@@ -28,7 +29,22 @@ def test_fuzz(asan_build, tmp_path):
     # the cases reach both the runs and the refusals, or the driver tests nothing
     assert s.outcomes.get("ok", 0) > 0 and s.outcomes.get("refused", 0) > 0, s.text()
     assert all(s.watchdog.values()), f"not every benchmark takes --timeout: {s.watchdog}"
-    assert not s.failures, s.text()
+    assert not s.failures and not s.errors, s.text()
+
+
+@pytest.mark.fuzz
+def test_a_relative_build_path_runs_cases_and_a_raising_worker_fails_the_session(asan_build, monkeypatch, capsys):
+    """As the docstring shows it (--build build/asan-openmpi, relative): cases run; and a session
+    whose worker raised, having run nothing, exits 1 saying so."""
+    relative = os.path.relpath(asan_build)
+    assert fz.main(["--build", relative, "--seed", "3", "--seconds", "5", "--workers", "1"]) == 0
+    assert re.search(r": [1-9]\d* executions", capsys.readouterr().out)
+
+    def broken(*args, **kwargs):
+        raise OSError("no room")
+    monkeypatch.setattr(fz, "judge", broken)
+    assert fz.main(["--build", relative, "--seed", "3", "--seconds", "5", "--workers", "1"]) == 1
+    assert "WORKER ERROR: OSError: no room" in capsys.readouterr().out
 
 
 @pytest.mark.fuzz
