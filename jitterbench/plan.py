@@ -82,7 +82,13 @@ def load_configuration(path):
     finally:
         os.environ.clear()
         os.environ.update(saved)
-    return module.site_configuration
+    config = getattr(module, "site_configuration", None)
+    if not (isinstance(config, dict) and isinstance(config.get("systems"), list)
+            and all(isinstance(s, dict) and isinstance(s.get("name"), str) for s in config["systems"])
+            and isinstance(config.get("modes", []), list) and all(isinstance(m, dict) for m in config.get("modes", []))):
+        raise PlanError(f"{path}: not a ReFrame configuration (site_configuration is no object with a list of "
+                        f"named systems)")
+    return config
 
 
 def _matches(spec, name, features):

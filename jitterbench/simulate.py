@@ -83,6 +83,15 @@ class Interrupts:
             value = getattr(self, name)
             if not (value >= 0 and math.isfinite(value)):
                 raise ValueError(f"{name} must be finite and >= 0, not {value!r}")
+        # interrupts that take all of a processor's time leave it none to exchange in
+        if self.tick_us >= self.period_us:
+            raise ValueError(f"tick_us ({self.tick_us:g}) must be shorter than period_us ({self.period_us:g})")
+        if self.rare_rate_per_us > 1:
+            raise ValueError(f"rare_rate_per_us must be at most 1 (an interrupt a microsecond), "
+                             f"not {self.rare_rate_per_us:g}")
+        if self.rare_rate_per_us * self.rare_us >= 1:
+            raise ValueError(f"rare_rate_per_us x rare_us ({self.rare_rate_per_us * self.rare_us:g}), the share of "
+                             f"time in rare interrupts, must be below 1")
 
     def stretch(self, exchange_time, P: int, n: int, rng: np.random.Generator):
         """Wraps an exchange-time function (see _play) so each exchange also pays for interrupts."""

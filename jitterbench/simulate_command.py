@@ -32,15 +32,18 @@ def whole(minimum):
     return parse
 
 
-def counts(text):
-    """Comma-separated whole numbers >= 1."""
-    try:
-        values = [int(v) for v in text.split(",")]
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"'{text}' is not a comma-separated list of whole numbers") from None
-    if any(v < 1 for v in values):
-        raise argparse.ArgumentTypeError(f"'{text}': every value must be at least 1")
-    return values
+def counts(minimum):
+    """Comma-separated whole numbers >= minimum."""
+    def parse(text):
+        try:
+            values = [int(v) for v in text.split(",")]
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"'{text[:40]}' is not a comma-separated list of whole numbers") from None
+        if any(v < minimum for v in values):
+            raise argparse.ArgumentTypeError(f"'{text[:40]}': every value must be at least {minimum}")
+        return values
+    parse.__name__ = "counts"
+    return parse
 
 
 def number(text):
@@ -74,7 +77,7 @@ def add_arguments(sim) -> None:
     p = simsub.add_parser("alltoall", help="resample pairwise exchange times into all-to-alls (Tabe et al.)")
     p.add_argument("samples", help="exchange times: one value in us per line, or a jb-alltoall JSON")
     p.add_argument("--entry", type=whole(0), help="which results entry of a JSON with several samples")
-    p.add_argument("--procs", type=counts, default=[2, 4, 8, 16, 32], help="processor counts [2,4,8,16,32]")
+    p.add_argument("--procs", type=counts(2), default=[2, 4, 8, 16, 32], help="processor counts [2,4,8,16,32]")
     p.add_argument("--trials", type=whole(1), default=100000, help="all-to-alls per processor count [100000]")
     p.add_argument("--seed", type=whole(0), default=1, help="random seed [1]")
     p.add_argument("--size", type=whole(0), default=1024, help="message bytes, for the throughput [1024]")
@@ -88,7 +91,7 @@ def add_arguments(sim) -> None:
     p = simsub.add_parser("halo", help="predict jb-halo's MAX and AVG at larger task counts")
     p.add_argument("halo_json", help="a jb-halo --json document")
     p.add_argument("--entry", type=whole(0), help="which results entry [0]")
-    p.add_argument("--tasks", type=counts, default=[16, 64, 256, 1024, 4096], help="task counts")
+    p.add_argument("--tasks", type=counts(1), default=[16, 64, 256, 1024, 4096], help="task counts")
     p.add_argument("--seed", type=whole(0), default=1, help="random seed, for the bootstrap [1]")
     p.add_argument("--interrupt-trace", help="every task also replays this noise trace (jb-noise --trace: "
                                              "'start_us length_us' a line) from its own offset")
@@ -183,10 +186,10 @@ def alltoall(args) -> dict:
     if args.interrupts and args.interrupt_trace:
         raise SimulationInputError("give --interrupts or --interrupt-trace, not both")
     interrupts = simulate.load_interrupt_trace(args.interrupt_trace) if args.interrupt_trace else args.interrupts
-    # each P keeps every processor's finish and idle time of every trial (16 bytes), and replays
-    # P exchanges in each of about P rounds of every trial
+    # each P keeps every processor's finish and idle time of every trial (16 bytes) and its schedule
+    # (8 bytes a processor a round), and replays P exchanges in each of about P rounds of every trial
     check_budget(f"{args.trials} all-to-alls on up to {max(args.procs)} processors",
-                 16.0 * max(args.procs) * args.trials,
+                 16.0 * max(args.procs) * args.trials + 8.0 * max(args.procs) ** 2,
                  sum(float(P) * P * args.trials for P in args.procs) * NS_PER_EXCHANGE * 1e-9 / simulate.WORKERS,
                  "fewer --trials or smaller --procs")
     out = {"samples": str(args.samples), "sample_size": int(sample.size), "sample_mean_us": float(sample.mean()),
@@ -336,6 +339,9 @@ def profile_command(args) -> dict:
                           overlap_us=args.overlap_us, latencies_us=args.latencies_us,
                           bandwidths_mb_s=args.bandwidths_mb_s)
     step, lats, bws, rows = profile.Step(**out["step"]), out["latencies_us"], out["bandwidths_mb_s"], out["profiles"]
+    if not all(np.isfinite(v) for r in rows for v in r.values() if isinstance(v, float)):
+        raise SimulationInputError("the step's times overflow (a time past 1e308): give a smaller --compute-us, "
+                                   "--messages, --size or --latencies-us")
     print(f"# step: compute {step.compute_us:.6g} us, {step.messages:g} message(s) of {step.size:g} bytes, "
           f"overlap {step.overlap_us:.6g} us; zero overhead; MB = 10^6 bytes")
     fit = out.get("fit")

@@ -157,12 +157,12 @@ def test_interrupts_with_zero_cost_leave_the_result_unchanged():
 
 def test_ticks_are_counted_on_both_partners():
     # P=2, one exchange of 10 us; ticks every 4 us at a random phase: each partner gets 2 or 3
-    # ticks in [0, 10), so the exchange costs 10 + 1000 * (4..6) us.
-    out = sim.simulate_alltoall([10.0], 2, 2000, rng(), Interrupts(period_us=4.0, tick_us=1000.0))
+    # ticks in [0, 10), so the exchange costs 10 + 1 * (4..6) us.
+    out = sim.simulate_alltoall([10.0], 2, 2000, rng(), Interrupts(period_us=4.0, tick_us=1.0))
     extra = np.unique(out["total_us"] - 10.0)
-    assert set(extra.tolist()) == {4000.0, 5000.0, 6000.0}
-    # E[ticks per partner in 10 us] = 10/4, so mean extra = 2 * 2.5 * 1000
-    assert (out["total_us"] - 10).mean() == pytest.approx(5000, rel=0.03)
+    assert set(extra.tolist()) == {4.0, 5.0, 6.0}
+    # E[ticks per partner in 10 us] = 10/4, so mean extra = 2 * 2.5 * 1
+    assert (out["total_us"] - 10).mean() == pytest.approx(5, rel=0.03)
 
 
 def test_rare_events_make_the_all_to_all_slower():
@@ -178,6 +178,9 @@ def test_interrupts_reject_nonsense():
         Interrupts(period_us=0)
     with pytest.raises(ValueError, match="rare_us"):
         Interrupts(period_us=1, rare_us=-1)
+    for impossible in (dict(tick_us=1.0), dict(rare_rate_per_us=2.0), dict(rare_rate_per_us=0.5, rare_us=2.0)):
+        with pytest.raises(ValueError):  # interrupts that leave a processor no time: refused
+            Interrupts(period_us=1, **impossible)
 
 
 # --- expected maximum and the halo prediction ---------------------------------------------------
