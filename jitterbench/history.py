@@ -271,7 +271,7 @@ def _merge(parts) -> dict:
             m = merged.setdefault(key, s)
             if m is s:
                 continue
-            older, newer = (m, s) if m.runs[0] < s.runs[0] else (s, m)
+            older = m if m.runs[0] < s.runs[0] else s
             bound = (m if m.runs[-1] > s.runs[-1] else s).bound
             pairs = sorted(zip(m.runs + s.runs, m.values + s.values))
             older.runs, older.values, older.bound = [r for r, _ in pairs], [v for _, v in pairs], bound

@@ -82,5 +82,5 @@ def test_the_command_and_the_pipeline_stop_at_a_bad_variable_in_one_line(tmp_pat
                           text=True, timeout=60)
     name = "JB_ACCOUNT" if argv[0] == "bash" else "JB_PREFIX"
     assert proc.returncode == 2 and proc.stdout == "" and proc.stderr.count("\n") == 1, proc.stderr
-    assert proc.stderr.startswith(f"jitterbench: ") and f"{name}=" in proc.stderr
+    assert proc.stderr.startswith("jitterbench: ") and f"{name}=" in proc.stderr
     assert not (tmp_path / "X").exists() and not (REPO / "X").exists() and not (tmp_path / "out").exists()
