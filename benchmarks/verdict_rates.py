@@ -210,13 +210,16 @@ def main():
     parser.add_argument("--rate", default="500mbit", help="link-rate: the rate every link is cut to")
     parser.add_argument("--system", default="vcluster", help="link-rate: the virtual cluster's system")
     parser.add_argument("--show", type=int, default=25, help="link-rate: the variables shown, nearest detection first")
-    parser.add_argument("reframe", nargs="*", help="link-rate: options for ReFrame (after --)")
     parser.add_argument("--runs", type=int, default=20)
     parser.add_argument("--factors", default="1.5,2")
     parser.add_argument("--check", default="JacobiCheck", help="a check whose benchmark takes --inject (halo, jacobi)")
     parser.add_argument("--target", default="max_waitall", help="the variable the slowdown is set against")
     parser.add_argument("--out", type=Path, required=True, help="a new folder for every run's output")
-    args = parser.parse_args()
+    # link-rate: ReFrame's options after -- (argparse would take them for its own)
+    argv = sys.argv[1:]
+    cut = argv.index("--") if "--" in argv else len(argv)
+    args = parser.parse_args(argv[:cut])
+    args.reframe = argv[cut + 1:]
     if args.runs < 1:
         parser.error("--runs must be at least 1")
     args.out = args.out.resolve()

@@ -274,6 +274,22 @@ def test_committed_local_references_are_made_by_the_rule_and_cover_the_quick_sui
 
 
 @pytest.mark.unit
+def test_committed_torus_references_are_made_by_the_rule_and_hold_the_contention_test_s_variable():
+    """reference_data/torus.yaml: five quick runs on the ring of six by the stated rule, with its
+    fingerprint; the link pattern's slowdown at 3 pairs that test_contention.py checks against it."""
+    from jitterbench import references
+    text = (REPO / "reference_data" / "torus.yaml").read_text()
+    doc = references.load(REPO / "reference_data" / "torus.yaml")
+    prov, fp = doc["provenance"], doc["fingerprint"]
+    assert (prov["system"], prov["false_alarm_rate"], prov["modes"], prov["repeats"]) == ("torus", 0.01, ["quick"], 5)
+    assert "/work" not in text and set(fp["mpi_library"]) == set(fp["transport"]) == {"openmpi", "intelmpi"}
+    link = doc["ContentionCheck"]["torus:links"]["openmpi"][6][1]["block"][1]["default"]["link"]
+    assert link["slowdown_65536_d3"][0] > 1 and link["latency_65536_d3"][0] > 0
+    listed = {(i["check"], tuple(i["at"]), i["variable"]) for i in doc["not_assertable"]}
+    assert len(listed) == len(doc["not_assertable"]) == prov["asserted"] - prov["bounded"]
+
+
+@pytest.mark.unit
 def test_committed_vcluster_references_are_made_by_the_rule_and_cover_the_quick_suite():
     """reference_data/vcluster.yaml: five quick runs on the 3-node virtual cluster by the stated
     rule, with its fingerprint; the quick suite's halo and ping-pong variables (one pattern or send
