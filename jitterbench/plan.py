@@ -110,8 +110,11 @@ def describe(config, system, mode, reframe=None):
     if not reframe:
         raise PlanError("ReFrame is not installed: no reframe command (run ci/setup.sh)")
     with tempfile.TemporaryDirectory() as out:  # its log and run files go there, never over a run's
-        proc = subprocess.run([reframe, "-C", str(config), "--system", system, "--mode", mode, "--describe"],
-                              env=dict(os.environ, JB_OUTPUT=out), capture_output=True, text=True, timeout=900)
+        try:
+            proc = subprocess.run([reframe, "-C", str(config), "--system", system, "--mode", mode, "--describe"],
+                                  env=dict(os.environ, JB_OUTPUT=out), capture_output=True, text=True, timeout=900)
+        except OSError as e:  # not executable by this user, say
+            raise PlanError(f"{reframe} does not start: {e.strerror}") from None
     try:
         return json.loads(proc.stdout[proc.stdout.index("["):]) if proc.returncode == 0 else None
     except ValueError:

@@ -71,7 +71,7 @@ TEXTS = ["", "x", "(", "a\nb", "$(touch X)", "`touch X`", "A" * 100_000, "\u00e9
          "2026-13-45", "2026-11-25", "local", "quick", "max_us", "^max_", "openmpi"]
 JB_VALUES = ["$(touch X)", "`touch X`", "a; touch X", "a b", "a\ntouch X", "{x}/{environ}", "-1", "nan", ""]
 
-VALID = ["halo.json", *(f"report{i}.json" for i in range(5)), "store.db", "local.yaml"]
+VALID = ["halo.json", "samples.txt", *(f"report{i}.json" for i in range(5)), "store.db", "local.yaml"]
 # options whose value is a file read, or one written
 INPUT_OPTIONS = {"--history", "--store", "--interrupt-trace", "--entry", "--from", "-C", "--config"}
 OUTPUT_OPTIONS = {"-o", "--output", "--json", "--figure"}
@@ -129,6 +129,7 @@ def make_inputs(folder: Path) -> dict:
         f[name] = str(p)
 
     put("halo.json", json.dumps(halo_document()))
+    put("samples.txt", "\n".join(str(10 + i % 7) for i in range(50)) + "\n")  # exchange times, us
     for i in range(5):
         put(f"report{i}.json", json.dumps(run_report(i, 10.0 + i / 10)))
     with sqlite3.connect(d / "store.db") as db:
