@@ -203,6 +203,10 @@ def main(argv=None) -> int:
         except KeyboardInterrupt:
             print("jitterbench: interrupted", file=sys.stderr)
             return 130
+        except OSError as e:
+            print(f"jitterbench plan: error: {e.filename + ': ' if e.filename else ''}{e.strerror or e}",
+                  file=sys.stderr)
+            return 2
     try:
         return run(parser().parse_args(argv))
     except ERRORS as e:
@@ -224,6 +228,9 @@ def main(argv=None) -> int:
     except BrokenPipeError:  # the reader of the output (head, less) has gone: nothing left to say
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())  # so that Python's exit flush is quiet
         return 1
+    except OSError as e:  # what the system refused that no reader foresaw (a fork without memory, say)
+        print(f"jitterbench: error: {e.filename + ': ' if e.filename else ''}{e.strerror or e}", file=sys.stderr)
+        return 2
     return 0
 
 

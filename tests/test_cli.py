@@ -49,9 +49,10 @@ def test_malformed_files_give_one_line_and_exit_2(tmp_path, capsys):
     assert "cannot read" in capsys.readouterr().err
 
 
-@pytest.mark.parametrize("error, says", [(MemoryError(), "for jitterbench table (the machine, or a limit"),
+@pytest.mark.parametrize("error, says", [(OSError(12, "Cannot allocate memory"), "error: Cannot allocate memory"),
+                                         (MemoryError(), "for jitterbench table (the machine, or a limit"),
                                          (MemoryError("Unable to allocate 8 GiB"), "table: Unable to allocate 8 GiB")])
-def test_running_out_of_memory_is_one_line_naming_the_command(monkeypatch, capsys, error, says):
+def test_running_out_of_memory_is_one_line(monkeypatch, capsys, error, says):
     def out_of_memory(args):
         raise error
     monkeypatch.setattr(cli, "run", out_of_memory)
