@@ -3,11 +3,12 @@ jitterbench starts (ReFrame's configuration, systems/config.py; the command line
 pipeline's jobs, `python -m jitterbench.settings`), so that a wrong value ends in one line
 naming the variable before anything runs.
 
-No value is ever run as code: paths reach shell lines quoted (shlex.quote) or as argument
-vectors.  What is checked here is what no quoting makes right: a newline or another control
-character (a job script's line break: `-J account=x<newline>command`), a name that ReFrame or
-Slurm writes into a script unquoted, a prefix template with a field other than {environ}, a
-number that is no number, a folder that is a file.
+No value is ever run as code: jitterbench's own shell lines quote every path (shlex.quote) or
+pass it as an argument.  What is checked here is what no quoting of ours makes right: a newline
+or another control character (a job script's line break: `-J account=x<newline>command`), a name
+that ReFrame or Slurm writes into a script unquoted, a path that ReFrame expands itself ($(...)
+in JB_OUTPUT runs as a command in ReFrame's configuration), a prefix template with a field other
+than {environ}, a number that is no number, a folder that is a file.
 """
 from __future__ import annotations
 
@@ -18,6 +19,7 @@ import string
 import sys
 
 NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]*\Z")       # a system, partition, account or queue name
+PLAIN_PATH = re.compile(r"[A-Za-z0-9_./+@:,=~%-]+\Z")     # a path ReFrame's configuration or job scripts hold
 MODULE = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.+/@:=-]*\Z")  # an environment module, as `module load` takes it
 CONTROL = re.compile(r"[\x00-\x1f\x7f]")
 
@@ -38,6 +40,20 @@ def _path(value):
 
 def _folder(value):
     return _path(value) or ("a folder, not a file" if os.path.exists(value) and not os.path.isdir(value) else None)
+
+
+def _plain_path(value):
+    """A path that reaches ReFrame's configuration (its stage, output, perflog and results paths)
+    or the environments it writes into job scripts: ReFrame expands $VARIABLES there and runs
+    $(...) and `...` (reframe.utility.osext.expandvars), splits the stage path at blanks, and
+    writes `export NAME=value` unquoted."""
+    return None if PLAIN_PATH.match(value) else \
+        "a path of letters, digits and _ . / - + @ : , = ~ % only (ReFrame expands $ and runs $(...) and " \
+        "`...` in its paths, and splits them at blanks)"
+
+
+def _plain_folder(value):
+    return _plain_path(value) or _folder(value)
 
 
 def _template(value):
@@ -68,14 +84,15 @@ def _mode(value):
     return None if value in ("quick", "acceptance") else "quick or acceptance"
 
 
-def _url(value):
-    return None if re.match(r"https?://[^\s\x00-\x1f\x7f]+\Z", value) else "an http:// or https:// URL"
+def _url(value):  # in ReFrame's configuration too: no $ or backtick
+    return None if re.match(r"https?://[^\s\x00-\x1f\x7f$`]+\Z", value) else \
+        "an http:// or https:// URL (without blanks, $ or backticks)"
 
 
 def _extras(value):
     for item in filter(None, value.split(",")):
         key, sep, rest = item.partition("=")
-        if not sep or not key.strip() or CONTROL.search(item):
+        if not sep or not key.strip() or CONTROL.search(item) or re.search(r"[$`]", item):
             return f"key=value pairs separated by commas (e.g. site=cscs,cluster=daint), not {_shown(item)}"
     return None
 
@@ -102,7 +119,7 @@ def _options(value):
 # benchmarks read, then those only the pipeline's jobs read (ci/pipeline.sh, spack.yaml).
 # docs/pipeline.md (Settings) says what each is for.
 READ_BY_JITTERBENCH = {
-    "JB_OUTPUT": _folder,
+    "JB_OUTPUT": _plain_folder,
     "JB_REFERENCE_DIR": _folder,
     "JB_PREFIX": _template,
     "JB_OSU_PREFIX": _template,
@@ -113,10 +130,10 @@ READ_BY_JITTERBENCH = {
     "JB_SPACK_VIEWS": _folder,
     "JB_RESULTS_URL": _url,
     "JB_RESULTS_EXTRAS": _extras,
-    "JB_BUILD_ROOT": _folder,
-    "JB_MPICH_ROOT": _folder,
-    "JB_INTEL_MPI_ROOT": _folder,
-    "JB_VCLUSTER_DIR": _folder,
+    "JB_BUILD_ROOT": _plain_folder,
+    "JB_MPICH_ROOT": _plain_folder,
+    "JB_INTEL_MPI_ROOT": _plain_folder,
+    "JB_VCLUSTER_DIR": _plain_folder,
 }
 READ_BY_THE_PIPELINE = {
     "JB_SYSTEM": _name,
@@ -125,7 +142,7 @@ READ_BY_THE_PIPELINE = {
     "JB_MODULES": _modules,
     "JB_MODE": _mode,
     "JB_RFM_OPTIONS": _options,
-    "JB_RESULTS_DB": _path,
+    "JB_RESULTS_DB": _plain_path,  # RFM_SQLITE_DB_FILE
     "JB_SPACK_SYSTEM": _name,
 }
 

@@ -542,17 +542,17 @@ def test_the_disturbed_run_rule_reads_the_load_line_exactly():
 
 @pytest.mark.reframe
 def test_a_prefix_whose_name_holds_commands_is_a_path_and_runs_none(tmp_path):
-    """JB_PREFIX reaches the build's and the job's shell lines, JB_OUTPUT the stage and output
-    folders ReFrame's scripts enter: quoted, a name of $(...), backticks, ; and spaces is a
-    folder like any other (the binaries are found there, the run's files go there) and no
-    command in it runs."""
+    """JB_PREFIX reaches the build's and the job's shell lines, JB_REFERENCE_DIR the checks:
+    quoted, a name of $(...), backticks, ; and spaces is a folder like any other (the binaries
+    are found there) and no command in it runs.  (JB_OUTPUT is refused such a name: ReFrame itself
+    runs $(...) in its configuration's paths; test_settings.py.)"""
     hostile = "$(touch X);`touch Y`; touch Z"
     prefix = install_prefix(tmp_path / f"p {hostile}")
-    env = dict(os.environ, JB_OUTPUT=str(tmp_path / f"out {hostile}"), JB_REFERENCE_DIR=str(tmp_path / f"r {hostile}"),
+    env = dict(os.environ, JB_OUTPUT=str(tmp_path / "out"), JB_REFERENCE_DIR=str(tmp_path / f"r {hostile}"),
                JB_PREFIX=str(prefix / "{environ}"))
     proc = subprocess.run([str(REFRAME), "-C", "systems/config.py", *SUBSET, *NOT_JUDGING_LOAD, "-S", "calls=20", "-r"],
                           cwd=REPO, env=env, capture_output=True, text=True, timeout=600)
     assert proc.returncode == 0, proc.stdout[-3000:]
-    assert (tmp_path / f"out {hostile}" / "report.json").is_file()
+    assert (tmp_path / "out" / "report.json").is_file()
     assert not [p for p in tmp_path.rglob("*") if p.name in ("X", "Y", "Z")]
     assert not [p for p in REPO.rglob("*") if p.name in ("X", "Y", "Z") and ".git" not in p.parts]

@@ -16,8 +16,10 @@ pytestmark = pytest.mark.unit
 REPO = Path(__file__).resolve().parents[1]
 
 HOSTILE = ["$(touch X)", "`touch X`", "a; touch X", "a b", "a\ntouch X", "a\rb", "{environ", "{x}/{environ}"]
-PATHS = {"JB_OUTPUT", "JB_REFERENCE_DIR", "JB_PREFIX", "JB_OSU_PREFIX", "JB_PERFTEST_PREFIX", "JB_SPACK_VIEWS",
-         "JB_RESULTS_DB", "JB_BUILD_ROOT", "JB_MPICH_ROOT", "JB_INTEL_MPI_ROOT", "JB_VCLUSTER_DIR"}
+# paths jitterbench quotes wherever they go: any character but a control one
+PATHS = {"JB_REFERENCE_DIR", "JB_PREFIX", "JB_OSU_PREFIX", "JB_PERFTEST_PREFIX", "JB_SPACK_VIEWS"}
+# paths ReFrame holds in its configuration or job scripts, expanding $ and running $(...) there
+PLAIN_PATHS = {"JB_OUTPUT", "JB_RESULTS_DB", "JB_BUILD_ROOT", "JB_MPICH_ROOT", "JB_INTEL_MPI_ROOT", "JB_VCLUSTER_DIR"}
 EVERY = {**settings.READ_BY_JITTERBENCH, **settings.READ_BY_THE_PIPELINE}
 
 
@@ -39,6 +41,9 @@ def test_each_variable_refuses_a_line_break_and_names_itself(name):
             assert said.startswith(f"{name}={value!r}: must be ") and "\n" not in said
     if name in PATHS:  # a path may hold $( ), backticks, ; and spaces: it is quoted wherever it goes
         assert verdict(name, "/tmp/p $(touch X);`touch Y`; touch Z") is None
+    elif name in PLAIN_PATHS:
+        assert verdict(name, "/tmp/a-plain_path/v1.2+x@y:z,w=~%") is None
+        assert all("ReFrame expands $" in verdict(name, v) for v in HOSTILE[:4])
     elif name == "JB_RFM_OPTIONS":  # words of ReFrame's command line, never a shell's
         assert not any(verdict(name, v) for v in HOSTILE[:4])
     else:  # a name, modules, a number, a URL, a mode: none of these is one
