@@ -290,8 +290,8 @@ def read(reports=(), start=0.0, check=None, variable=None, rate=FALSE_ALARM_RATE
         raise HistoryError(f"--check/--var: not a regular expression: {e}") from None
     if not 0 < rate < 1:
         raise HistoryError(f"--false-alarm-rate must be between 0 and 1, not {rate:g}")
-    if not min_step > 1:
-        raise HistoryError(f"--min-step must be above 1 (a slowdown), not {min_step:g}")
+    if not (min_step > 1 and math.isfinite(min_step)):
+        raise HistoryError(f"--min-step must be a finite number above 1 (a slowdown), not {min_step:g}")
     stored = _stored_sessions(store) if store else []
     seen = {}  # uuid (or the whole session_info) -> (started, report or None where the store has it)
     for uuid, started in stored:

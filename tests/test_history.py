@@ -223,7 +223,9 @@ def test_a_series_the_screen_passes_over_has_no_change_point_by_otava(seed):
     (["--since", "yesterday"], "--since 'yesterday': not a date"),
     (["--check", "("], "--check/--var: not a regular expression"),
     (["--false-alarm-rate", "1.5"], "--false-alarm-rate must be between 0 and 1"),
-    (["--min-step", "0.5"], "--min-step must be above 1"),
+    (["--min-step", "0.5"], "--min-step must be a finite number above 1"),
+    (["--min-step", "inf"], "--min-step must be a finite number above 1"),
+    (["--false-alarm-rate", "nan"], "--false-alarm-rate must be between 0 and 1"),
 ])
 def test_a_bad_option_gets_one_line(tmp_path, capsys, argv, says):
     code, out, err = run(capsys, *reports(tmp_path, series(n=3)), *argv)
