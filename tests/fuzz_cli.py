@@ -322,11 +322,12 @@ def judge(case: Case, folder: Path, code, out: str, err: str, before: dict, afte
     changed = sorted(p for p in before if after.get(p) != before[p])
     if changed:
         return f"changed what the case did not make: {changed[:3]}"
-    # a named path that was not there: the tool's, with all in it; a folder that was: a file
-    # directly in it (reference -o DIR writes DIR/<system>.yaml)
+    # a named path that was not there: the tool's, with all in it and the folders made to hold it;
+    # a folder that was: a file directly in it (reference -o DIR writes DIR/<system>.yaml)
     named = [Path(os.path.normpath(folder / p)) for p in case.outputs if p]
     left = sorted(p for p in after if p not in before and not any(
-        (Path(p).parent == n) if str(n) in before else (Path(p) == n or n in Path(p).parents) for n in named))
+        (Path(p).parent == n) if str(n) in before else (Path(p) == n or n in Path(p).parents or Path(p) in n.parents)
+        for n in named))
     if left:
         return f"left what no option named: {left[:3]}"
     return None

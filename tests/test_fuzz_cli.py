@@ -61,6 +61,11 @@ def test_the_judge_fails_a_change_to_what_was_there_and_what_no_option_named(tmp
     assert "left what no option named" in fz.judge(case(outputs=["out"]), tmp_path, 0, "", "", before, after)
     (tmp_path / ".tmp-left").unlink()
     assert fz.judge(case(outputs=["out"]), tmp_path, 0, "", "", before, fz.snapshot(tmp_path)) is None
+    (tmp_path / "new" / "deeper").mkdir(parents=True)  # made to hold the named output
+    (tmp_path / "new" / "deeper" / "report.html").write_text("")
+    after = fz.snapshot(tmp_path)
+    assert fz.judge(case(outputs=["out", "new/deeper/report.html"]), tmp_path, 0, "", "", before, after) is None
+    assert "left what no option named" in fz.judge(case(outputs=["out"]), tmp_path, 0, "", "", before, after)
 
 
 @pytest.mark.unit
