@@ -4,6 +4,7 @@ from __future__ import annotations
 import argparse
 import getpass
 import os
+import re
 import sys
 from collections import defaultdict
 
@@ -81,12 +82,23 @@ def _user_at_host() -> str:
     return f"{user}@{os.uname().nodename}"
 
 
+def one_line(text) -> str:
+    """text with its line breaks and other control characters written as escapes: an error
+    that quotes a value of the user's stays one line."""
+    return re.sub(r"[\x00-\x1f\x7f]", lambda m: repr(m.group())[1:-1], str(text))
+
+
+def say(message) -> None:
+    """One line on standard error."""
+    print(one_line(message), file=sys.stderr)
+
+
 class OneLineParser(argparse.ArgumentParser):
     """argparse's refusals in one line, naming the command and where its usage is (--help):
     its subcommands' parsers are of the same class (add_subparsers takes the parent's)."""
 
     def error(self, message):
-        self.exit(2, f"{self.prog}: error: {message} (usage: {self.prog} --help)\n")
+        self.exit(2, one_line(f"{self.prog}: error: {message} (usage: {self.prog} --help)") + "\n")
 
 
 def parser() -> argparse.ArgumentParser:
@@ -194,7 +206,7 @@ def main(argv=None) -> int:
     try:
         settings.check()
     except settings.SettingError as e:
-        print(f"jitterbench: error: {e}", file=sys.stderr)
+        say(f"jitterbench: error: {e}")
         return 2
     if argv[:1] == ["plan"]:
         from . import plan  # noqa: PLC0415  only plan needs ReFrame's configuration machinery
@@ -204,23 +216,20 @@ def main(argv=None) -> int:
             print("jitterbench: interrupted", file=sys.stderr)
             return 130
         except OSError as e:
-            print(f"jitterbench plan: error: {e.filename + ': ' if e.filename else ''}{e.strerror or e}",
-                  file=sys.stderr)
+            say(f"jitterbench plan: error: {e.filename + ': ' if e.filename else ''}{e.strerror or e}")
             return 2
     try:
         return run(parser().parse_args(argv))
     except ERRORS as e:
-        print(f"jitterbench: error: {e}", file=sys.stderr)
+        say(f"jitterbench: error: {e}")
         return 2
     except (KeyError, TypeError) as e:  # a shape no reader checked for: still one line
-        print(f"jitterbench: error: an input lacks a field or holds one of the wrong kind ({type(e).__name__}: "
-              f"{e})", file=sys.stderr)
+        say(f"jitterbench: error: an input lacks a field or holds one of the wrong kind ({type(e).__name__}: {e})")
         return 2
     except MemoryError as e:  # numpy's says how much it wanted; Python's own says nothing
         what = " ".join(argv[:2] if argv[:1] in (["simulate"], ["site"]) else argv[:1])  # the subcommand
-        print(f"jitterbench: error: not enough memory for jitterbench {what}"
-              f"{': ' + str(e) if str(e) else ' (the machine, or a limit on this process, has no more)'}",
-              file=sys.stderr)
+        say(f"jitterbench: error: not enough memory for jitterbench {what}"
+            f"{': ' + str(e) if str(e) else ' (the machine, or a limit on this process, has no more)'}")
         return 2
     except KeyboardInterrupt:
         print("jitterbench: interrupted", file=sys.stderr)
@@ -229,7 +238,7 @@ def main(argv=None) -> int:
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())  # so that Python's exit flush is quiet
         return 1
     except OSError as e:  # what the system refused that no reader foresaw (a fork without memory, say)
-        print(f"jitterbench: error: {e.filename + ': ' if e.filename else ''}{e.strerror or e}", file=sys.stderr)
+        say(f"jitterbench: error: {e.filename + ': ' if e.filename else ''}{e.strerror or e}")
         return 2
     return 0
 

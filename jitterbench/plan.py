@@ -210,6 +210,7 @@ def parser():
 
 
 def main(argv=None) -> int:
+    from .cli import say  # noqa: PLC0415  one line, whatever the message quotes
     args = parser().parse_args(argv)
     try:
         config = load_configuration(args.config)
@@ -222,10 +223,10 @@ def main(argv=None) -> int:
         durations = measured_durations(args.reports)
         variants = describe(args.config, args.system, args.mode)
     except PlanError as e:
-        print(f"jitterbench plan: error: {e}", file=sys.stderr)
+        say(f"jitterbench plan: error: {e}")
         return 2
     except (RuntimeError, subprocess.TimeoutExpired) as e:
-        print(f"jitterbench plan: error: {e}", file=sys.stderr)
+        say(f"jitterbench plan: error: {e}")
         return 1
     print(summary(args.system, args.mode, cases(config, args.system, variants, durations), args.cases))
     return 0

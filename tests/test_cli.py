@@ -59,3 +59,19 @@ def test_running_out_of_memory_is_one_line(monkeypatch, capsys, error, says):
     assert cli.main(["table", "x.json"]) == 2
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and says in err, err
+
+
+def test_an_error_quoting_a_line_break_of_the_user_s_stays_one_line(tmp_path, capsys):
+    """compare --baseline 'a<newline>b' (found by tests/fuzz_cli.py, seed 33) and an argparse
+    refusal of such a value: one line each, the break written as an escape."""
+    report = tmp_path / "r.json"
+    report.write_text(json.dumps({"session_info": {"uuid": "u", "time_start_unix": 1}, "runs": [{"testcases": [
+        {"display_name": "HaloCheck %nodes=1", "nodes": 1, "system": "local", "partition": "default",
+         "environ": "openmpi", "result": "pass", "perfvalues": {"local:default:max": [1.0, 0, None, None, "us", "pass"]}}]}]}))
+    assert cli.main(["compare", str(report), "--baseline", "a\nb", "-o", str(tmp_path / "c")]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "'a\\nb'" in err, err
+    with pytest.raises(SystemExit):
+        cli.main(["simulate", "profile", "--statistic", "x\ny"])
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "x\\ny" in err, err
