@@ -4,7 +4,6 @@ from __future__ import annotations
 import argparse
 import getpass
 import os
-import re
 import sys
 from collections import defaultdict
 
@@ -85,7 +84,7 @@ def _user_at_host() -> str:
 def one_line(text) -> str:
     """text with its line breaks and other control characters written as escapes: an error
     that quotes a value of the user's stays one line."""
-    return re.sub(r"[\x00-\x1f\x7f]", lambda m: repr(m.group())[1:-1], str(text))
+    return settings.CONTROL.sub(lambda m: repr(m.group())[1:-1], str(text))
 
 
 def say(message) -> None:
@@ -208,17 +207,10 @@ def main(argv=None) -> int:
     except settings.SettingError as e:
         say(f"jitterbench: error: {e}")
         return 2
-    if argv[:1] == ["plan"]:
-        from . import plan  # noqa: PLC0415  only plan needs ReFrame's configuration machinery
-        try:
-            return plan.main(argv[1:])
-        except KeyboardInterrupt:
-            print("jitterbench: interrupted", file=sys.stderr)
-            return 130
-        except OSError as e:
-            say(f"jitterbench plan: error: {e.filename + ': ' if e.filename else ''}{e.strerror or e}")
-            return 2
     try:
+        if argv[:1] == ["plan"]:  # its own parser and errors; the system's refusals as every command's
+            from . import plan  # noqa: PLC0415  only plan needs ReFrame's configuration machinery
+            return plan.main(argv[1:])
         return run(parser().parse_args(argv))
     except ERRORS as e:
         say(f"jitterbench: error: {e}")

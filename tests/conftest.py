@@ -72,6 +72,16 @@ def assert_rejected(mpi, np, args, message, benchmark, tmp_path):
     assert not out.exists() and not list(tmp_path.glob("never.json*"))
 
 
+def halo_document(**result):
+    """A small jb-halo document that report, compare, summarize and simulate halo accept."""
+    base = {"placement": "row", "pattern": "isend-recv", "ns_size": 848, "ew_size": 848, "calls": 10,
+            "off_node_per_node": 0, "max_us": 30.0, "avg_us": 20.0, "jitter": 1.5, "p99_us": 45.0, "t_max_us": 25.0,
+            "histogram": {"bins": [[10, 20, 4], [20, 40, 6]]}, "series": {"max_us": [30.0] * 10}}
+    base.update(result)
+    return {"benchmark": "halo", "config": {}, "metadata": {"mpi_library": "Open MPI v4.1.4", "ranks": 2},
+            "results": [base]}
+
+
 def install_prefix(root):
     """An install prefix per programming environment, <root>/<environ>/bin, holding
     this checkout's binaries of each MPI found (as a Spack view would), so that

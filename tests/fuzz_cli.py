@@ -56,6 +56,7 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
+from conftest import halo_document  # noqa: E402  the tests' small jb-halo document
 from jitterbench import cli, settings  # noqa: E402
 
 TIMEOUT_S = 60
@@ -98,14 +99,6 @@ def commands() -> dict:
 
 
 # ---- the material ----------------------------------------------------------------------
-
-def halo_document():
-    result = {"placement": "row", "pattern": "isend-recv", "ns_size": 848, "ew_size": 848, "calls": 10,
-              "off_node_per_node": 0, "max_us": 30.0, "avg_us": 20.0, "jitter": 1.5, "p99_us": 45.0,
-              "t_max_us": 25.0, "histogram": {"bins": [[10, 20, 4], [20, 40, 6]]}, "series": {"max_us": [30.0] * 10}}
-    return {"benchmark": "halo", "config": {}, "metadata": {"mpi_library": "Open MPI v4.1.4", "ranks": 2},
-            "results": [result]}
-
 
 def run_report(i, value=10.0):
     case = {"display_name": "HaloCheck %nodes=1", "nodes": 1, "system": "local", "partition": "default",
