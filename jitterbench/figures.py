@@ -173,8 +173,56 @@ def distributions(col):
             "worst us", "p99 all us"), rows, fig
 
 
+def _named(found, key, what):
+    return ", ".join(f"{e[what]} ({100 * e['share']:.0f} %, fair {100 * e['fair_share']:.2g} %)"
+                     for e in found.get(key, [])[:4]) or "none"
+
+
+@figure
+def culprits(col):
+    """Whose maximum: the tasks and nodes that held the per-call MAX, or entered last
+
+    For each result, the share of its decided calls whose maximum a node's task held (bars) against the node's
+    share of the tasks (black ticks): "slowest" is the task whose call took longest (it waited most); "latest",
+    where the benchmark times it (jb-halo), the task that entered the communication last (the late sender the others
+    waited for).  A call is decided where the maximum stands out by more than the synchronisation resolves.  The
+    table names the nodes and tasks held more often than their share by a one-sided binomial test, Holm-corrected
+    over the job's nodes and tasks at the stated false-alarm rate; such a test assumes the tasks alike, so a
+    machine whose tasks differ (a core that takes the interrupts) shows as named.
+    """
+    from . import benchmarks
+    rows, drawn = [], []
+    for described in (d for d in benchmarks.ALL if d.benchmark):
+        for label, r, d in results(col, described.benchmark):
+            what = " ".join(str(r[k]) for k in described.distribution if k in r)
+            for key in ("slowest", "latest"):
+                found = r.get(key)
+                if not isinstance(found, dict) or not found.get("decided_calls"):
+                    continue
+                rows.append((described.benchmark, label, results_mpi(d), what, key,
+                             f"{found['decided_calls']}/{r.get('calls', '?')}", fmt(found.get("rate")),
+                             _named(found, "nodes", "node"), _named(found, "tasks", "task")))
+                if found.get("nodes") or found.get("tasks") or len(drawn) < 2:
+                    drawn.append((f"jb-{described.benchmark} {label} {what} {key}", found))
+    if not rows:
+        return "no benchmark documents that say whose maximum it was (jb-halo, jb-pingpong, ... of this release)"
+    drawn = sorted(drawn, key=lambda x: not (x[1].get("nodes") or x[1].get("tasks")))[:6]
+    fig, axes = subplots(len(drawn), 1, figsize=(7, 1.9 * len(drawn)), squeeze=False)
+    for ax, (title, found) in zip(axes[:, 0], drawn):
+        calls, tasks = found["node_calls"], found["node_tasks"]
+        decided, total = sum(calls), sum(tasks) or 1
+        named = {e["node"] for e in found.get("nodes", [])}
+        nodes = range(len(calls))
+        ax.bar(nodes, [c / decided for c in calls], color=["C3" if i in named else "C0" for i in nodes])
+        ax.scatter(nodes, [t / total for t in tasks], marker="_", s=200, color="black", zorder=3)
+        ax.set_title(text(title), fontsize=8)
+        finish(fig, ax, "node", "share of decided calls")
+    return ("benchmark", "label", "MPI", "variant", "whose", "decided calls", "rate", "nodes named", "tasks named"), \
+        rows, fig
+
+
 # the figures over every benchmark, after each benchmark's own
-OVER_ALL = (distributions,)
+OVER_ALL = (distributions, culprits)
 
 
 def every():

@@ -294,7 +294,7 @@ BASE = {d.benchmark: list(d.small) for d in records.ALL if d.benchmark}
 SHARED_VALID = {
     "calls": ["1", "2", "3"], "warmup": ["0", "1"], "seed": ["0", "7"], "tasks-per-node": ["1"],
     "timeout": ["60"], "size": ["8", "1K", "8:64", "848,1016"], "inject": ["0.5:10", "1:1", "1:10:5"],
-    "inject-by": ["spin", "sleep"], "window": ["100", "1000"],
+    "inject-by": ["spin", "sleep"], "inject-tasks": ["0", "0,1"], "window": ["100", "1000"],
 }
 VALID = {d.benchmark: {**SHARED_VALID, **d.option_values} for d in records.ALL if d.benchmark}
 

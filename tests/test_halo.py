@@ -81,6 +81,32 @@ def test_injected_noise_reaches_the_per_call_max(halo):
     assert abs(result["injected_task_calls"] - p * n) < 4 * math.sqrt(n * p * (1 - p))
 
 
+def test_a_wait_injected_on_one_task_names_it_and_its_node_the_latest(halo):
+    """Issue 30's known answer: a wait injected on task 1 (of two, each its own virtual node) makes
+    it the late sender the other waits for: named with its node among those that entered last, in
+    about the injected share of calls.  (Whose call took longest cannot tell them apart: the
+    waiter's time exceeds the late task's by a message's latency, less than the clocks resolve.)"""
+    calls, p, wait_us = 300, 0.3, 2000
+    run = halo(2, "--tasks-per-node", "1", "--inject", f"{p}:{wait_us}", "--inject-tasks", "1", "--calls",
+               str(calls), "--pattern", "isend-recv", "--seed", "5")
+    assert run.returncode == 0, run.stderr
+    assert run.doc["config"]["inject_tasks"] == [1]
+    result = run.results()[0]
+    waits = result["injected_task_calls"]  # on task 1 only: p x calls, within 4 sd
+    assert abs(waits - p * calls) < 4 * math.sqrt(calls * p * (1 - p))
+    latest, slowest = result["latest"], result["slowest"]
+    for found in (latest, slowest):  # exact: counts of the decided calls, per node, over both nodes
+        assert found["node_tasks"] == [1, 1] and sum(found["node_calls"]) == found["decided_calls"] <= calls
+        assert found["rate"] == 0.01
+    assert [e["task"] for e in latest["tasks"]] == [1] and [e["node"] for e in latest["nodes"]] == [1]
+    # a wait of 2 ms decides each call it is in: the task's share of all calls is the injected share
+    # (a few more where the machine itself held task 0 back less than its waits)
+    held = latest["tasks"][0]["calls"]
+    assert waits - 3 <= held <= latest["decided_calls"]
+    assert latest["tasks"][0]["share_of_all_calls"] == pytest.approx(held / calls)
+    assert re.search(r"^# latest: in \d+ of 300 calls .*: nodes: node 1 .* tasks: task 1 ", run.stdout, re.M)
+
+
 def test_json_document_shape(halo):
     calls = 30
     run = halo(4, "--calls", str(calls), "--series", "--trace-tasks", "0,3", "--size", "1K,2K",

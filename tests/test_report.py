@@ -312,3 +312,24 @@ def test_the_page_opens_with_the_verdict_and_keeps_provenance_folded_and_the_env
     # one node count: the halo figure draws bars (a pair per variant), not lines of one point
     svg = (tmp_path / "out" / "figures" / "halo-scaling.svg").read_text()
     assert svg.count('id="patch_') >= 2 + 4  # the figure and axes, then 2 variants x MAX and AVG bars
+
+
+@pytest.mark.unit
+def test_the_culprits_figure_names_what_the_results_named(tmp_path):
+    from conftest import halo_document
+    named = {"decided_calls": 90, "rate": 0.01, "node_calls": [10, 80], "node_tasks": [1, 1], "tasks_named": 1,
+             "nodes": [{"node": 1, "calls": 80, "share": 80 / 90, "fair_share": 0.5, "p": 1e-13}],
+             "tasks": [{"task": 1, "node": 1, "calls": 80, "share": 80 / 90, "fair_share": 0.5, "p": 1e-13}]}
+    clean = {**named, "node_calls": [45, 45], "nodes": [], "tasks": [], "tasks_named": 0}
+    path = tmp_path / "halo.json"
+    path.write_text(json.dumps(halo_document(latest=named, slowest=clean)))
+    drawn = figures.culprits(runs.collect([str(path)], progress=False))
+    label = drawn.rows[0][1]
+    assert drawn.rows == [("halo", label, "Open MPI v4.1.4", "isend-recv row 848", key, "90/10", "0.01", nodes, tasks)
+                          for key, nodes, tasks in (("slowest", "none", "none"),
+                                                    ("latest", "1 (89 %, fair 50 %)", "1 (89 %, fair 50 %)"))]
+    bars = [p.get_height() for p in drawn.figure.axes[0].patches]
+    assert bars == pytest.approx([10 / 90, 80 / 90])  # the named result is drawn first
+    empty = tmp_path / "old.json"
+    empty.write_text(json.dumps(halo_document()))
+    assert "no benchmark documents" in figures.culprits(runs.collect([str(empty)], progress=False)).note

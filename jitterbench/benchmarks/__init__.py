@@ -115,7 +115,8 @@ PER_CALL_STATISTICS = (
              role=RECORDED),
 )
 # the per-call statistics' context: how the calls were counted, started and binned
-PER_CALL_CONTEXT = ("calls", "histogram", "sync")
+# and whose per-call maximum it was (src/core/calls.c: "slowest" always, "latest" where a benchmark times it)
+PER_CALL_CONTEXT = ("calls", "histogram", "sync", "slowest", "latest")
 # the start of each call: the skew over tasks on synchronised clocks, and the clocks' error
 START_SKEW = (
     Quantity("start_skew", "start_skew_us", "us", "mean over calls of the spread of start times over tasks",

@@ -73,7 +73,7 @@ int main(int argc, char **argv)
         {"samples", required_argument, NULL, 'f'}, {"max-samples", required_argument, NULL, 'n'},
         {"series", no_argument, NULL, 'S'}, {"idle", required_argument, NULL, 'I'},
         {"procs", required_argument, NULL, 'P'}, {"inject", required_argument, NULL, 'i'},
-        {"inject-by", required_argument, NULL, 'B'}, JB_COMMON_LONGOPTS};
+        {"inject-by", required_argument, NULL, 'B'}, JB_INJECT_TASKS_LONGOPT, JB_COMMON_LONGOPTS};
     jb_ctx ctx;
     int methods[2] = {1, 1}, series = 0, nsizes = 0, c, idle = IDLE_TIMESTAMPS;
     size_t *sizes = NULL;
@@ -97,6 +97,7 @@ int main(int argc, char **argv)
             break;
         case 'i': jb_noise_parse(&ctx, "--inject", optarg, &noise); break;
         case 'B': jb_noise_parse_by(&ctx, optarg, &noise); break;
+        case JB_OPT_INJECT_TASKS: jb_noise_parse_tasks(&ctx, optarg, &noise); break;
         case 'I':
             if ((idle = jb_lookup(optarg, idle_names)) < 0)
                 jb_fail(&ctx, "--idle: '%s' is not timestamps, handshake or none", optarg);

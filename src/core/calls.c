@@ -32,20 +32,33 @@ void jb_calls_init(jb_ctx *ctx, jb_calls *s, long calls)
     s->start = jb_alloc(ctx, (size_t)calls, sizeof *s->start, "--calls");
     s->start_max = jb_alloc(ctx, (size_t)calls, sizeof *s->start_max, "--calls");
     s->start_min = jb_alloc(ctx, (size_t)calls, sizeof *s->start_min, "--calls");
+    s->mine_at = jb_alloc(ctx, (size_t)calls, sizeof *s->mine_at, "--calls");
+    s->entered = jb_alloc(ctx, (size_t)calls, sizeof *s->entered, "--calls");
+    s->node = ctx->nodes.node;
+    s->nnodes = ctx->nodes.nnodes;
+    jb_holders *both[2] = {&s->slowest, &s->latest};
+    for (int k = 0; k < 2; k++) {
+        both[k]->at = jb_alloc(ctx, (size_t)calls, sizeof *both[k]->at, "--calls");
+        both[k]->node_calls = jb_alloc(ctx, (size_t)s->nnodes, sizeof *both[k]->node_calls, "the nodes");
+    }
+    s->node_tasks = jb_alloc(ctx, (size_t)s->nnodes, sizeof *s->node_tasks, "the nodes");
+    if (ctx->rank == 0) /* the root of every comm a benchmark reduces over */
+        s->task_node = jb_alloc(ctx, (size_t)ctx->size, sizeof *s->task_node, "the tasks");
 }
 
 /* What jb_calls holds per task: for jb_memory_add before anything is allocated. */
 void jb_calls_memory(jb_memory *m, long calls)
 {
-    jb_memory_add(m, "--calls (10 arrays of per-call times)", (size_t)calls, 10 * sizeof(double));
+    jb_memory_add(m, "--calls (11 arrays of per-call times, 3 of maxima and their tasks)", (size_t)calls,
+                  11 * sizeof(double) + 3 * sizeof(jb_maxloc));
 }
 
 void jb_calls_memory_variants(jb_memory *m, long calls, long variants)
 {
     size_t per_variant;
-    if (jb_mul((size_t)calls, 10 * sizeof(double), &per_variant) != 0)
+    if (jb_mul((size_t)calls, 11 * sizeof(double) + 3 * sizeof(jb_maxloc), &per_variant) != 0)
         per_variant = (size_t)-1;
-    jb_memory_add(m, "--calls x variants (10 arrays of per-call times each)", (size_t)variants, per_variant);
+    jb_memory_add(m, "--calls x variants (14 arrays of per-call times each)", (size_t)variants, per_variant);
 }
 
 void jb_calls_free(jb_calls *s)
@@ -60,6 +73,14 @@ void jb_calls_free(jb_calls *s)
     free(s->start);
     free(s->start_max);
     free(s->start_min);
+    free(s->mine_at);
+    free(s->entered);
+    free(s->slowest.at);
+    free(s->slowest.node_calls);
+    free(s->latest.at);
+    free(s->latest.node_calls);
+    free(s->task_node);
+    free(s->node_tasks);
     memset(s, 0, sizeof *s);
 }
 
@@ -67,8 +88,8 @@ void jb_calls_clear(jb_calls *s)
 {
     jb_hist_clear(&s->local);
     for (long c = 0; c < s->calls; c++)
-        s->mine[c] = NAN; /* not recorded */
-    s->timed_starts = 0;
+        s->mine[c] = s->entered[c] = NAN; /* not recorded */
+    s->timed_starts = s->timed_entries = 0;
     s->late_starts = s->all_late_starts = 0;
     s->timed = 0;
     s->error_bound = 0;
@@ -186,12 +207,53 @@ double jb_call_start(jb_ctx *ctx, jb_calls *s, MPI_Comm comm, long c)
     return t0;
 }
 
+void jb_call_entered(jb_ctx *ctx, jb_calls *s, long c)
+{
+    if (c < 0)
+        return;
+    s->entered[c] = MPI_Wtime() + ctx->clock.offset;
+    s->timed_entries = 1;
+}
+
 void jb_calls_record(jb_calls *s, long call, double us)
 {
     s->mine[call] = us;
     s->timed++;
     jb_hist_add(&s->local, us);
     jb_watch_call_done();
+}
+
+/* Who held each call's maximum of value over the tasks of comm, into h->at (rank 0): MPI_MAXLOC
+ * breaks a tie by the least index, so the index is the task rotated by the call, and tied
+ * tasks take turns instead of the first always winning (a clock's tick makes ties). */
+static void find_holders(jb_calls *s, MPI_Comm comm, const double *value, jb_holders *h)
+{
+    int n = (int)s->calls, me, tasks;
+    MPI_Comm_rank(comm, &me);
+    MPI_Comm_size(comm, &tasks);
+    for (int c = 0; c < n; c++) {
+        s->mine_at[c].us = value[c];
+        s->mine_at[c].task = (int)(((long)me + tasks - c % tasks) % tasks);
+    }
+    MPI_Reduce(s->mine_at, h->at, n, MPI_DOUBLE_INT, MPI_MAXLOC, 0, comm);
+    if (me == 0)
+        for (int c = 0; c < n; c++)
+            h->at[c].task = (int)((h->at[c].task + (long)c) % tasks);
+}
+
+/* Rank 0: counts per node the calls whose holder stands out by more than what the calls'
+ * synchronisation cannot resolve (margin[c] < 0: no margin known, every call counts); a call
+ * that does not is left to no one (task -1). */
+static void count_holders(jb_calls *s, jb_holders *h, const double *excess, const double *margin)
+{
+    memset(h->node_calls, 0, (size_t)s->nnodes * sizeof *h->node_calls);
+    for (long c = 0; c < s->calls; c++) {
+        int node = s->task_node[h->at[c].task];
+        if (node < 0 || (margin[c] >= 0 && !(excess[c] > margin[c])))
+            h->at[c].task = -1;
+        else
+            h->node_calls[node]++;
+    }
 }
 
 void jb_calls_reduce(jb_calls *s, MPI_Comm comm)
@@ -216,7 +278,7 @@ void jb_calls_reduce(jb_calls *s, MPI_Comm comm)
     MPI_Reduce(mean, extremes, 2, MPI_DOUBLE, MPI_MAX, 0, comm);
     s->task_mean_max = extremes[0];
     s->task_mean_min = -extremes[1];
-    MPI_Reduce(low, s->max, n, MPI_DOUBLE, MPI_MAX, 0, comm);
+    find_holders(s, comm, low, &s->slowest); /* the per-call MAX, and whose it was */
     MPI_Reduce(low, s->sum, n, MPI_DOUBLE, MPI_SUM, 0, comm);
     MPI_Reduce(high, s->min, n, MPI_DOUBLE, MPI_MIN, 0, comm);
     MPI_Reduce(&recorded, &all_recorded, 1, MPI_LONG, MPI_SUM, 0, comm);
@@ -226,7 +288,47 @@ void jb_calls_reduce(jb_calls *s, MPI_Comm comm)
         MPI_Reduce(s->start, s->start_min, n, MPI_DOUBLE, MPI_MIN, 0, comm);
         MPI_Reduce(&s->late_starts, &s->all_late_starts, 1, MPI_LONG, MPI_SUM, 0, comm);
     }
+    int me, tasks, my_node = recorded ? s->node : -1;
+    MPI_Comm_rank(comm, &me);
+    MPI_Comm_size(comm, &tasks);
+    MPI_Gather(&my_node, 1, MPI_INT, s->task_node, 1, MPI_INT, 0, comm);
     s->tasks = n ? (int)(all_recorded / n) : 0;
+    if (me == 0) {
+        memset(s->node_tasks, 0, (size_t)s->nnodes * sizeof *s->node_tasks);
+        for (int t = 0; t < tasks; t++)
+            if (s->task_node[t] >= 0)
+                s->node_tasks[s->task_node[t]]++;
+        /* a call's slowest counts when its time exceeds the mean over tasks by more than the
+         * spread of the tasks' starts and the clocks' error bound: a task that started earlier
+         * by that spread took longer by as much while waiting for the same messages */
+        for (int c = 0; c < n; c++) {
+            s->max[c] = s->slowest.at[c].us;
+            high[c] = s->max[c] - s->sum[c] / s->tasks;
+            low[c] = s->timed_starts ? (s->start_max[c] - s->start_min[c] + s->error_bound) * 1e6 : -1;
+        }
+        count_holders(s, &s->slowest, high, low);
+    }
+    if (s->timed_entries) {
+        /* the latest to enter counts when it entered later than the mean entry by more than
+         * the clocks' error bound: entries closer than that cannot be ordered.  The mean is of
+         * the gaps to the latest (absolute times lose their microseconds in a sum) */
+        for (int c = 0; c < n; c++) /* NaN (no entry): never the latest */
+            low[c] = isnan(s->entered[c]) ? -HUGE_VAL : s->entered[c];
+        find_holders(s, comm, low, &s->latest);
+        for (int c = 0; me == 0 && c < n; c++)
+            high[c] = s->latest.at[c].us;
+        MPI_Bcast(high, n, MPI_DOUBLE, 0, comm);
+        for (int c = 0; c < n; c++)
+            low[c] = isnan(s->entered[c]) ? 0 : (high[c] - s->entered[c]) * 1e6;
+        MPI_Reduce(low, high, n, MPI_DOUBLE, MPI_SUM, 0, comm);
+        if (me == 0) {
+            for (int c = 0; c < n; c++) {
+                high[c] /= s->tasks > 1 ? s->tasks - 1 : 1; /* the mean gap to the others */
+                low[c] = s->error_bound * 1e6;
+            }
+            count_holders(s, &s->latest, high, low);
+        }
+    }
 }
 
 double jb_calls_mean_max(const jb_calls *s) { return jb_calls_trial_mean_max(s, 0, s->calls); }
@@ -248,6 +350,130 @@ double jb_calls_fastest_trial(const jb_calls *s, long calls, long *which)
             best = mean, *which = trial;
     }
     return best;
+}
+
+static int by_int(const void *a, const void *b)
+{
+    int x = *(const int *)a, y = *(const int *)b;
+    return (x > y) - (x < y);
+}
+
+/* One group (a task or a node) named over-represented among the slowest, or the commonest. */
+static void slowest_entry(jb_json *j, const char *key, const char *what, long id, int node, long calls, long counted,
+                          long all_calls, double fair, double p)
+{
+    jb_json_object(j, key);
+    jb_json_int(j, what, id);
+    if (node >= 0)
+        jb_json_int(j, "node", node);
+    jb_json_int(j, "calls", calls);
+    jb_json_num(j, "share", (double)calls / (double)counted);
+    jb_json_num(j, "share_of_all_calls", (double)calls / (double)all_calls);
+    jb_json_num(j, "fair_share", fair);
+    jb_json_num(j, "p", p);
+    jb_json_end(j);
+}
+
+#define SLOWEST_TASKS_LISTED 64 /* named tasks in the JSON beyond these are only counted */
+
+/* Which tasks and nodes held a per-call maximum (h) more often than their share: for each, the
+ * one-sided binomial test of its count against its share of the recording tasks (1/tasks for a
+ * task, its tasks/tasks for a node), Holm-corrected over the job's tasks and over its nodes at
+ * JB_SLOWEST_RATE.  Writes the object key and prints one line saying what it is.  Rank 0, after
+ * the reduce. */
+static void report_holders(jb_ctx *ctx, const jb_calls *s, const jb_holders *h, const char *key, const char *what)
+{
+    long counted = 0, recording = 0, node_family = 0;
+    for (int i = 0; i < s->nnodes; i++) {
+        counted += h->node_calls[i];
+        recording += s->node_tasks[i];
+        node_family += s->node_tasks[i] > 0;
+    }
+    if (counted == 0 || recording == 0) {
+        printf("# %s: none of %ld calls had a task that %s by more than the synchronisation resolves\n", key,
+               s->calls, what);
+        return;
+    }
+    /* tasks: the distinct holders of a maximum, at most one per call */
+    size_t calls = (size_t)s->calls;
+    int *holder = jb_alloc(ctx, calls, sizeof *holder, "--calls");
+    long *held = jb_alloc(ctx, calls, sizeof *held, "--calls"), distinct = 0;
+    for (size_t c = 0; c < calls; c++)
+        holder[c] = h->at[c].task;
+    qsort(holder, calls, sizeof *holder, by_int);
+    for (size_t c = 0; c < calls; c++) {
+        if (holder[c] < 0)
+            continue; /* a call that stood out from no one (count_holders) */
+        if (distinct > 0 && holder[distinct - 1] == holder[c])
+            held[distinct - 1]++;
+        else
+            holder[distinct] = holder[c], held[distinct++] = 1;
+    }
+    size_t groups = (size_t)(distinct > s->nnodes ? distinct : s->nnodes);
+    double *p = jb_alloc(ctx, groups, sizeof *p, "the tasks");
+    size_t *order = jb_alloc(ctx, groups, sizeof *order, "the tasks");
+    int *named = jb_alloc(ctx, groups, sizeof *named, "the tasks");
+    jb_json *j = jb_result_json(ctx);
+    char line[512];
+    size_t len = 0;
+    jb_json_object(j, key);
+    jb_json_int(j, "decided_calls", counted);
+    jb_json_num(j, "rate", JB_SLOWEST_RATE);
+    jb_json_array(j, "node_calls");
+    for (int i = 0; i < s->nnodes; i++)
+        jb_json_int(j, NULL, h->node_calls[i]);
+    jb_json_end(j);
+    jb_json_array(j, "node_tasks");
+    for (int i = 0; i < s->nnodes; i++)
+        jb_json_int(j, NULL, s->node_tasks[i]);
+    jb_json_end(j);
+
+    for (int i = 0; i < s->nnodes; i++)
+        p[i] = jb_binomial_upper(counted, h->node_calls[i], (double)s->node_tasks[i] / (double)recording);
+    long nodes_named = jb_holm(p, s->nnodes, node_family, JB_SLOWEST_RATE, order, named);
+    jb_json_array(j, "nodes");
+    for (long k = 0; k < nodes_named; k++) {
+        int i = (int)order[k];
+        double fair = (double)s->node_tasks[i] / (double)recording;
+        slowest_entry(j, NULL, "node", i, -1, h->node_calls[i], counted, s->calls, fair, p[i]);
+        if (k < 4)
+            len += len >= sizeof line ? 0 : (size_t)snprintf(line + len, sizeof line - len, "%s node %d (%.0f %% of calls, fair %.0f %%)",
+                                    k ? "," : " nodes:", i, 100.0 * (double)h->node_calls[i] / (double)counted,
+                                    100 * fair);
+    }
+    jb_json_end(j);
+
+    double fair = 1.0 / (double)recording;
+    long top = 0;
+    for (long t = 0; t < distinct; t++) {
+        p[t] = jb_binomial_upper(counted, held[t], fair);
+        top = held[t] > held[top] ? t : top;
+    }
+    long tasks_named = jb_holm(p, distinct, recording, JB_SLOWEST_RATE, order, named);
+    jb_json_int(j, "tasks_named", tasks_named);
+    jb_json_array(j, "tasks");
+    for (long k = 0; k < tasks_named && k < SLOWEST_TASKS_LISTED; k++) {
+        long t = (long)order[k];
+        slowest_entry(j, NULL, "task", holder[t], s->task_node[holder[t]], held[t], counted, s->calls, fair, p[t]);
+        if (k < 4 && len < sizeof line)
+            len += (size_t)snprintf(line + len, sizeof line - len, "%s task %d (%.0f %%, fair %.2g %%)",
+                                    k ? "," : (nodes_named ? "; tasks:" : " tasks:"), holder[t],
+                                    100.0 * (double)held[t] / (double)counted, 100 * fair);
+    }
+    jb_json_end(j);
+    slowest_entry(j, "commonest_task", "task", holder[top], s->task_node[holder[top]], held[top], counted, s->calls, fair, p[top]);
+    jb_json_end(j);
+    if (nodes_named + tasks_named == 0)
+        printf("# %s: in %ld of %ld calls one task %s; none did more often than its share (binomial, Holm, "
+               "%g %% false alarms)\n", key, counted, s->calls, what, 100 * JB_SLOWEST_RATE);
+    else
+        printf("# %s: in %ld of %ld calls one task %s; more often than their share (binomial, Holm, %g %% false "
+               "alarms):%s\n", key, counted, s->calls, what, 100 * JB_SLOWEST_RATE, line);
+    free(holder);
+    free(held);
+    free(p);
+    free(order);
+    free(named);
 }
 
 void jb_calls_report(jb_ctx *ctx, const jb_calls *s, int series)
@@ -297,6 +523,9 @@ void jb_calls_report(jb_ctx *ctx, const jb_calls *s, int series)
     }
     jb_json *j = jb_result_json(ctx);
     jb_json_hist(j, "histogram", &s->all);
+    report_holders(ctx, s, &s->slowest, "slowest", "took longest");
+    if (s->timed_entries)
+        report_holders(ctx, s, &s->latest, "latest", "entered the communication last");
     if (series) {
         jb_json_object(j, "series");
         jb_json_nums(j, "max_us", s->max, (size_t)calls);
@@ -320,6 +549,18 @@ void jb_calls_describe(jb_json *j)
     jb_json_str(j, "all_p50_us all_p99_us",
                 "percentiles over every task and call, from the merged histogram (bin middle, within 6 %)");
     jb_json_str(j, "histogram", "counts of every task's every call time in log bins [lower_us, upper_us)");
+    jb_json_str(j, "slowest", "whose per-call MAX it was, the task that waited most (MPI_MAXLOC; a tie goes to the "
+                              "tasks in turn), in the calls where it exceeded the mean over tasks by more than the "
+                              "spread of the tasks' starts (decided_calls; without timed starts, every call): per "
+                              "node the calls it held the maximum (node_calls) and its tasks "
+                              "(node_tasks); the nodes and tasks that held it more often than their share of the tasks, "
+                              "by a one-sided binomial test Holm-corrected over the job's nodes and over its tasks at "
+                              "family-wise false-alarm rate 'rate' (nodes, tasks: by p, at most 64 tasks listed of "
+                              "tasks_named); and the task that held it most often (commonest_task), named or not");
+    jb_json_str(j, "latest", "the same of the task that entered each call's communication last on the synchronised "
+                             "clocks, after what the call does first (an injected wait): the late sender whom the "
+                             "others waited for; a call is decided where it entered later than the others' mean by "
+                             "more than the clocks' error bound");
     jb_json_str(j, "start_skew_us start_skew_max_us",
                 "mean and maximum over calls of the latest minus the earliest start over tasks, on clocks "
                 "synchronised at the start of the result (offsets to rank 0: SKaMPI's ping-pong over HCA's tree)");

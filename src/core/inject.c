@@ -3,6 +3,7 @@
 
 #include <stdint.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
@@ -49,6 +50,27 @@ void jb_noise_start(jb_ctx *ctx, jb_noise *n)
     jb_json_num(&ctx->config, "inject_us", n->us);
     jb_json_num(&ctx->config, "inject_sd_us", n->sd);
     jb_json_str(&ctx->config, "inject_by", n->sleeps ? "sleep" : "spin");
+    if (n->tasks) {
+        int chosen = 0;
+        jb_json_array(&ctx->config, "inject_tasks");
+        for (int k = 0; k < n->ntasks; k++) {
+            jb_json_int(&ctx->config, NULL, n->tasks[k]);
+            chosen |= n->tasks[k] == ctx->rank;
+        }
+        jb_json_end(&ctx->config);
+        if (!chosen)
+            n->p = 0;
+        free(n->tasks);
+        n->tasks = NULL;
+    }
+}
+
+void jb_noise_parse_tasks(jb_ctx *ctx, const char *text, jb_noise *n)
+{
+    char err[JB_ERRLEN];
+    free(n->tasks);
+    n->tasks = NULL;
+    jb_option(ctx, "--inject-tasks", jb_parse_long_list(text, 0, ctx->size - 1, &n->tasks, &n->ntasks, err), err);
 }
 
 void jb_noise_parse_by(jb_ctx *ctx, const char *text, jb_noise *n)

@@ -16,6 +16,22 @@
  * over t, MIN likewise; plus percentiles of the per-call MAX and a merged
  * histogram of every x[t][c].  Three reductions of length "calls" and one of
  * the histogram: memory per rank never grows with the task count. */
+/* Whose maximum: a call's maximum and the task (rank of the reduce's comm) that held it. */
+typedef struct {
+    double us;
+    int task;
+} jb_maxloc;
+
+/* The family-wise false-alarm rate of naming a task or node over-represented among the
+ * slowest (Holm over the job's tasks, and over its nodes) */
+#define JB_SLOWEST_RATE 0.01
+
+/* Who held each call's maximum of something over tasks. */
+typedef struct {
+    jb_maxloc *at;           /* per call: the maximum and its task (rank 0 after reduce) */
+    long *node_calls;        /* per node: the calls whose maximum a task of the node held */
+} jb_holders;
+
 typedef struct {
     long calls;
     double *mine;            /* this task's time per call */
@@ -35,6 +51,18 @@ typedef struct {
     int tasks;               /* tasks that recorded each call */
     long timed;              /* calls this task recorded since the clear: what the schedule gave it */
     double width;            /* with a stopping rule: the relative half-width the median's interval reached */
+    /* whose maximum, by MPI_MAXLOC in the same reductions (rank 0 after reduce): the task whose
+     * call took longest (slowest: it waited most), and with jb_call_entered the task that
+     * entered the call's communication last (latest: it made the others wait, Scalasca's
+     * late sender).  Each task's node and the counts per node come with them: O(tasks + nodes)
+     * on rank 0, never O(tasks x calls). */
+    jb_holders slowest, latest;
+    jb_maxloc *mine_at;      /* working space of the reductions */
+    double *entered;         /* this task's entry per call, synchronised clock (s) */
+    int timed_entries;       /* the benchmark called jb_call_entered */
+    int node, nnodes;        /* this task's node (jb_nodes); the job's nodes */
+    int *task_node;          /* rank 0 after reduce: each task's node, -1 for a task that recorded nothing */
+    int *node_tasks;         /* rank 0 after reduce: the node's tasks that recorded */
     int stopping;            /* a stopping rule was applied (jb_calls_settled) */
 } jb_calls;
 
@@ -79,8 +107,12 @@ void jb_calls_schedule_record(jb_ctx *ctx, jb_schedule *sch, const long *timed);
  * or when its window opens; returns MPI_Wtime() at the start and records it. */
 double jb_call_start(jb_ctx *ctx, jb_calls *s, MPI_Comm comm, long c);
 void jb_calls_record(jb_calls *s, long call, double us);
+/* Timed call c (>= 0) enters its communication now, after what came before it in the call
+ * (--inject's wait, a computation): the latest to enter made the others wait. */
+void jb_call_entered(jb_ctx *ctx, jb_calls *s, long c);
 /* Collective over comm; root is rank 0.  Calls a task did not record do not
- * count; each call must be recorded by the same number of tasks. */
+ * count; each call must be recorded by the same number of tasks.  Besides the
+ * statistics, rank 0 learns which task held each call's maximum. */
 void jb_calls_reduce(jb_calls *s, MPI_Comm comm);
 /* The mean over calls of the per-call MAX (us): max_us.  Rank 0, after the reduce. */
 double jb_calls_mean_max(const jb_calls *s);
@@ -89,8 +121,9 @@ double jb_calls_mean_max(const jb_calls *s);
 double jb_calls_trial_mean_max(const jb_calls *s, long first, long count);
 double jb_calls_fastest_trial(const jb_calls *s, long calls, long *which);
 /* Adds max_us, avg_us, min_us, jitter, p50_us .. p999_us, worst_us,
- * all_p50_us, all_p99_us and the histogram (and with series, the per-call
- * arrays) to the current result.  Rank 0 only. */
+ * all_p50_us, all_p99_us, the histogram and the slowest tasks and nodes (and with series,
+ * the per-call arrays) to the current result, and prints a line naming the slowest.
+ * Rank 0 only. */
 void jb_calls_report(jb_ctx *ctx, const jb_calls *s, int series);
 /* The JSON text that says how each of those is aggregated (for "config"). */
 void jb_calls_describe(jb_json *j);

@@ -24,6 +24,15 @@ long jb_median_ci_rank(size_t n);
 /* That interval's half-width relative to the median of sorted[0..n-1]; +inf when there is
  * no interval or the median is not positive. */
 double jb_median_ci_halfwidth(const double *sorted, size_t n);
+/* P(X >= k) for X ~ Binomial(n, p): the one-sided test of k successes against a fair
+ * share p.  Exact (a sum of terms from k up, each from lgamma, until they no longer
+ * count); 1 when k <= n p, where the count is not above its share. */
+double jb_binomial_upper(long n, long k, double p);
+/* Holm's step-down over a family of `family` hypotheses of which `count` have the p-values
+ * p[0..count-1] (the rest: 1, never rejected): sets rejected[i] to 1 for each p[i] the
+ * procedure rejects at family-wise rate alpha, else 0; returns how many.  order holds
+ * count indices of working space. */
+long jb_holm(const double *p, long count, long family, double alpha, size_t *order, int *rejected);
 /* Summary of x (not modified; a sorted copy is made). */
 void jb_summarize(const double *x, size_t n, jb_summary *s);
 

@@ -53,6 +53,47 @@ double jb_median_ci_halfwidth(const double *sorted, size_t n)
     return (sorted[n - (size_t)k] - sorted[k - 1]) / 2 / median;
 }
 
+double jb_binomial_upper(long n, long k, double p)
+{
+    if (k <= 0)
+        return 1;
+    if (k > n || !(p > 0))
+        return 0;
+    if (!(p < 1) || (double)k <= (double)n * p)
+        return 1;
+    /* past the mode the terms fall: ratio (n - j) / (j + 1) x p / (1 - p) < 1 */
+    double base = lgamma((double)n + 1), lp = log(p), lq = log1p(-p), sum = 0;
+    for (long j = k; j <= n; j++) {
+        double term = exp(base - lgamma((double)j + 1) - lgamma((double)(n - j) + 1) + (double)j * lp +
+                          (double)(n - j) * lq);
+        sum += term;
+        if (term < sum * 1e-17)
+            break;
+    }
+    return sum < 1 ? sum : 1;
+}
+
+static const double *holm_p; /* qsort has no context argument */
+static int by_holm_p(const void *a, const void *b)
+{
+    double x = holm_p[*(const size_t *)a], y = holm_p[*(const size_t *)b];
+    return (x > y) - (x < y);
+}
+
+long jb_holm(const double *p, long count, long family, double alpha, size_t *order, int *rejected)
+{
+    for (long i = 0; i < count; i++) {
+        order[i] = (size_t)i;
+        rejected[i] = 0;
+    }
+    holm_p = p;
+    qsort(order, (size_t)count, sizeof *order, by_holm_p);
+    long named = 0;
+    for (; named < count && p[order[named]] <= alpha / (double)(family - named); named++)
+        rejected[order[named]] = 1;
+    return named;
+}
+
 void jb_summarize(const double *x, size_t n, jb_summary *s)
 {
     memset(s, 0, sizeof *s);

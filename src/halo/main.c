@@ -55,7 +55,7 @@ static void parse_options(jb_ctx *ctx, int argc, char **argv, halo_options *o)
         {"block", required_argument, NULL, 'b'},     {"px", required_argument, NULL, 'x'},
         {"non-periodic", no_argument, NULL, 'N'},    {"size", required_argument, NULL, 's'},
         {"ns-size", required_argument, NULL, 'y'},   {"ew-size", required_argument, NULL, 'e'},
-        {"inject", required_argument, NULL, 'i'},    {"inject-by", required_argument, NULL, 'B'},
+        {"inject", required_argument, NULL, 'i'},    {"inject-by", required_argument, NULL, 'B'}, JB_INJECT_TASKS_LONGOPT,
         {"series", no_argument, NULL, 'S'},           {"target-width", required_argument, NULL, 'W'},
         {"trace-tasks", required_argument, NULL, 't'}, JB_COMMON_LONGOPTS};
     halo_layout *L = &o->layout;
@@ -95,6 +95,7 @@ static void parse_options(jb_ctx *ctx, int argc, char **argv, halo_options *o)
         case 'e': jb_option(ctx, "--ew-size", jb_parse_size(optarg, &ew, err), err); break;
         case 'i': jb_noise_parse(ctx, "--inject", optarg, &o->noise); break;
         case 'B': jb_noise_parse_by(ctx, optarg, &o->noise); break;
+        case JB_OPT_INJECT_TASKS: jb_noise_parse_tasks(ctx, optarg, &o->noise); break;
         case 'S': o->series = 1; break;
         case 'W': jb_option(ctx, "--target-width", jb_parse_double(optarg, 1e-6, 10, &o->target_width, err), err); break;
         case 't':
@@ -316,6 +317,7 @@ int main(int argc, char **argv)
                 fill_payloads(&h, g, c);
             double t0 = jb_call_start(&ctx, &st[v], h.comm, c);
             int inject = jb_noise_maybe(&o.noise);
+            jb_call_entered(&ctx, &st[v], c);
             halo_exchange_run(&h, pattern);
             double us = (MPI_Wtime() - t0) * 1e6;
             if (ctx.opt.validate)

@@ -51,7 +51,7 @@ static void parse(jb_ctx *ctx, int argc, char **argv, jacobi_options *o)
         {"lattice", required_argument, NULL, 'L'}, {"local", required_argument, NULL, 'l'},
         {"dims", required_argument, NULL, 'd'},    {"halo", required_argument, NULL, 'H'},
         {"trials", required_argument, NULL, 'T'},  {"series", no_argument, NULL, 'S'},
-        {"inject", required_argument, NULL, 'i'},  {"inject-by", required_argument, NULL, 'B'},
+        {"inject", required_argument, NULL, 'i'},  {"inject-by", required_argument, NULL, 'B'}, JB_INJECT_TASKS_LONGOPT,
         JB_COMMON_LONGOPTS};
     int c, given_lattice = 0, given_local = 0, given_halos = 0;
     char err[JB_ERRLEN];
@@ -71,6 +71,7 @@ static void parse(jb_ctx *ctx, int argc, char **argv, jacobi_options *o)
         case 'S': o->series = 1; break;
         case 'i': jb_noise_parse(ctx, "--inject", optarg, &o->noise); break;
         case 'B': jb_noise_parse_by(ctx, optarg, &o->noise); break;
+        case JB_OPT_INJECT_TASKS: jb_noise_parse_tasks(ctx, optarg, &o->noise); break;
         default: jb_common_option(ctx, c, optarg);
         }
     }

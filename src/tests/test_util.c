@@ -357,6 +357,24 @@ static void test_median_interval_and_stopping(void)
     jb_schedule_free(&s);
 }
 
+static void test_binomial_and_holm(void)
+{
+    /* against scipy.stats.binom.sf(k - 1, n, p) */
+    CHECK(fabs(jb_binomial_upper(100, 30, 0.2) / 0.01124897872099158 - 1) < 1e-9);
+    CHECK(fabs(jb_binomial_upper(1000, 10, 0.001) / 1.074283386846483e-07 - 1) < 1e-9);
+    CHECK(fabs(jb_binomial_upper(100000, 700, 0.005) / 1.579191494325259e-17 - 1) < 1e-7);
+    CHECK(jb_binomial_upper(200, 50, 0.25) == 1); /* at its share: not above it */
+    CHECK(jb_binomial_upper(100, 0, 0.2) == 1 && jb_binomial_upper(100, 5, 1.0) == 1);
+    CHECK(jb_binomial_upper(10, 11, 0.5) == 0);
+    /* Holm at 5 % over 5: 0.001 <= 0.01, 0.004 <= 0.0125, 0.03 > 0.05 / 3 stops */
+    double p[4] = {0.004, 0.5, 0.001, 0.03};
+    size_t order[4];
+    int rejected[4];
+    CHECK(jb_holm(p, 4, 5, 0.05, order, rejected) == 2);
+    CHECK(rejected[0] && !rejected[1] && rejected[2] && !rejected[3]);
+    CHECK(jb_holm(p, 4, 1000, 0.05, order, rejected) == 0); /* the family's size counts */
+}
+
 int main(void)
 {
     test_sizes();
@@ -370,5 +388,6 @@ int main(void)
     test_json();
     test_schedule();
     test_median_interval_and_stopping();
+    test_binomial_and_holm();
     return check_summary();
 }
