@@ -390,7 +390,12 @@ static void report_holders(jb_ctx *ctx, const jb_calls *s, const jb_holders *h, 
         node_family += s->node_tasks[i] > 0;
     }
     if (counted == 0 || recording == 0) {
-        printf("# %s: none of %ld calls had a task that %s by more than the synchronisation resolves\n", key,
+        jb_json *j = jb_result_json(ctx);
+        jb_json_object(j, key);
+        jb_json_int(j, "decided_calls", 0);
+        jb_json_num(j, "rate", JB_SLOWEST_RATE);
+        jb_json_end(j);
+        printf("# %s: in none of %ld calls one task %s by more than the synchronisation resolves\n", key,
                s->calls, what);
         return;
     }

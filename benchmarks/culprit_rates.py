@@ -1,0 +1,78 @@
+"""How often jb-halo names a task or node among the slowest and the latest (issue 30, item 1):
+in clean runs, against the test's stated 1 % family-wise false-alarm rate, and with a wait
+injected on one task, whether that task and its node are named and in what share of calls.
+
+    .venv/bin/python benchmarks/culprit_rates.py [--mpi openmpi] [--ranks 2] [--tasks-per-node 1]
+        [--clean 20] [--injected 5] [--calls 300] [--sync barrier] [--wait-us 2000] [--p 0.3]
+
+The test's rate holds where the tasks are alike; a run that names a task in a clean run says
+they were not (a core that takes interrupts, a rank doing the clocks' work).  A benchmark
+script, not a test: what a shared machine does is printed, never asserted.
+"""
+import argparse
+import json
+import subprocess
+import sys
+import tempfile
+from collections import Counter
+from pathlib import Path
+
+from jitterbench import mpi as mpis
+
+
+def one_run(m, args, seed, extra):
+    with tempfile.TemporaryDirectory() as tmp:
+        doc = Path(tmp, "halo.json")
+        cmd, env = m.launch(args.ranks, [m.binary("halo"), "--tasks-per-node", str(args.tasks_per_node),
+                                         "--pattern", "isend-recv", "--calls", str(args.calls), "--sync", args.sync,
+                                         "--seed", str(seed), *extra, "--json", doc])
+        subprocess.run(cmd, env=env, check=True, capture_output=True, timeout=600)
+        return json.loads(doc.read_text())["results"][0]  # one pattern, one size
+
+
+def named(found):
+    return ([f"node {e['node']}" for e in found.get("nodes", [])] + [f"task {e['task']}" for e in found.get("tasks", [])])
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--mpi", default="openmpi", choices=[m.name for m in mpis.ALL])
+    parser.add_argument("--ranks", type=int, default=2)
+    parser.add_argument("--tasks-per-node", type=int, default=1)
+    parser.add_argument("--clean", type=int, default=20)
+    parser.add_argument("--injected", type=int, default=5)
+    parser.add_argument("--calls", type=int, default=300)
+    parser.add_argument("--sync", default="barrier", choices=["barrier", "window"])
+    parser.add_argument("--wait-us", type=float, default=2000)
+    parser.add_argument("--p", type=float, default=0.3)
+    args = parser.parse_args()
+    m = mpis.by_name(args.mpi)
+    culprit = args.ranks - 1
+    print(f"# {m.name}, {args.ranks} ranks, {args.tasks_per_node} a node, {args.calls} calls, --sync {args.sync}; "
+          f"stated rate 1 % per run and holder")
+    clean = [one_run(m, args, 100 + i, []) for i in range(args.clean)]
+    for key in ("slowest", "latest"):
+        found = [r[key] for r in clean]
+        print(f"clean, {key}: {sum(bool(named(f)) for f in found)} of {len(found)} runs name one; "
+              f"named {dict(Counter(n for f in found for n in named(f)))}; decided calls, median "
+              f"{sorted(f['decided_calls'] for f in found)[len(found) // 2]} of {args.calls}")
+    inject = ["--inject", f"{args.p}:{args.wait_us}", "--inject-tasks", str(culprit)]
+    node = culprit // args.tasks_per_node
+    print(f"injected: {args.p} x {args.wait_us:g} us on task {culprit} (node {node})")
+    print("run  waits  latest: decided  task first  node first  its calls  share of all  clock error us  | slowest named")
+    for i in range(args.injected):
+        r = one_run(m, args, 200 + i, inject)
+        late = r["latest"]
+        mine = [e for e in late.get("tasks", []) if e["task"] == culprit]
+        first_task = bool(late.get("tasks")) and late["tasks"][0]["task"] == culprit
+        first_node = bool(late.get("nodes")) and late["nodes"][0]["node"] == node
+        print(f"{i:3d}  {r['injected_task_calls']:5d}  {late['decided_calls']:15d}  {str(first_task):>10}"
+              f"  {str(first_node):>10}"
+              f"  {mine[0]['calls'] if mine else 0:9d}  {mine[0]['share_of_all_calls'] if mine else 0:12.3f}"
+              f"  {r['clock_error_us']:14.2f}"
+              f"  | {', '.join(named(r['slowest'])) or 'none'}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
