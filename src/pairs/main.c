@@ -1,0 +1,499 @@
+/* jb-pairs: every node pair's latency and bandwidth, as JSC's LinkTest and NVIDIA's ClusterKit
+ * measure them, and the pairs and nodes that stand out.
+ *
+ * One task per node (the first of each) takes part.  The pairs meet in the rounds of the
+ * round-robin tournament (schedule.c): each round's pairs are disjoint and run at once.  A pair
+ * measures latency by a ping-pong of one small message (osu_latency's) and bandwidth by osu_bw's
+ * window, the lower node timing; both keep the median over calls.  Every node holds its own row
+ * of the matrix, never more: rank 0 gathers per-node summaries and the outlier pairs. */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "cycle.h"
+#include "jb_core.h"
+#include "schedule.h"
+
+static const char usage[] =
+    "Every node pair's latency and bandwidth, one task per node, in rounds of disjoint pairs.\n"
+    "  --latency-size B      bytes of the latency ping-pong [8]\n"
+    "  --bandwidth-size B    bytes of each message of the bandwidth window [1M]\n"
+    "  --window N            messages in flight of the bandwidth window (osu_bw's 64) [16]\n"
+    "  --windows N           timed windows per pair (--calls: timed ping-pongs) [20]\n"
+    "  --rate A              false-alarm rate of naming any pair, and of naming any node [0.01]\n"
+    "  --matrix FILE         every pair, 'a,b,latency_us,bandwidth_mb_s' a line, each node\n"
+    "                        writing its own rows (MPI-IO)\n";
+
+#define OUTLIERS_SENT 64  /* outlier pairs a node reports to rank 0; the rest are counted */
+#define MATRIX_IN_JSON 32 /* up to this many nodes the JSON holds the whole matrix */
+#define MATRIX_LINE 48    /* bytes of one --matrix line: fixed, so that each node knows its offset */
+
+typedef struct {
+    size_t latency_size, bandwidth_size;
+    long window, windows;
+    double rate;
+    const char *matrix;
+} pairs_options;
+
+/* One pair's figures, as the lower node measured them. */
+typedef struct {
+    double latency_us, bandwidth_mb_s;
+    /* the relative half-widths of the two medians' distribution-free 95 % intervals: a pair is
+     * named only if it stands out by more than its own measurement resolves */
+    double latency_halfwidth, bandwidth_halfwidth;
+} pair_figures;
+
+/* One outlier pair, sent to rank 0. */
+typedef struct {
+    int a, b;
+    double latency_us, bandwidth_mb_s;
+    int slow_latency, slow_bandwidth;
+} outlier_pair;
+
+/* What a node sends rank 0. */
+typedef struct {
+    char host[64];
+    double latency_p50, bandwidth_p50, latency_max, bandwidth_min;
+    long outliers;
+} node_summary;
+
+static void parse(jb_ctx *ctx, int argc, char **argv, pairs_options *o)
+{
+    static const struct option longopts[] = {
+        {"latency-size", required_argument, NULL, 'l'}, {"bandwidth-size", required_argument, NULL, 'b'},
+        {"window", required_argument, NULL, 'w'},       {"windows", required_argument, NULL, 'W'},
+        {"rate", required_argument, NULL, 'r'},         {"matrix", required_argument, NULL, 'm'},
+        JB_COMMON_LONGOPTS};
+    int c;
+    char err[JB_ERRLEN];
+    *o = (pairs_options){.latency_size = 8, .bandwidth_size = 1 << 20, .window = 16, .windows = 20, .rate = 0.01};
+    while ((c = jb_getopt(ctx, longopts)) != -1) {
+        switch (c) {
+        case 'l': jb_option(ctx, "--latency-size", jb_parse_size(optarg, &o->latency_size, err), err); break;
+        case 'b': jb_option(ctx, "--bandwidth-size", jb_parse_size(optarg, &o->bandwidth_size, err), err); break;
+        case 'w': jb_option(ctx, "--window", jb_parse_long(optarg, 1, 1024, &o->window, err), err); break;
+        case 'W': jb_option(ctx, "--windows", jb_parse_long(optarg, 1, 1L << 30, &o->windows, err), err); break;
+        case 'r': jb_option(ctx, "--rate", jb_parse_double(optarg, 1e-12, 0.5, &o->rate, err), err); break;
+        case 'm': o->matrix = optarg; break;
+        default: jb_common_option(ctx, c, optarg);
+        }
+    }
+    jb_options_done(ctx, optind);
+    if (o->latency_size > (size_t)1 << 30 || o->bandwidth_size > (size_t)1 << 30)
+        jb_fail(ctx, "message sizes above 1G are not supported");
+    jb_memory m = {0};
+    jb_memory_add(&m, "--calls and --windows (the times of one pair)", (size_t)(ctx->opt.calls + o->windows),
+                  sizeof(double));
+    jb_memory_add(&m, "--window x --bandwidth-size (send and receive buffers)", 2 * (size_t)o->window,
+                  o->bandwidth_size + 1);
+    jb_memory_add(&m, "the nodes (this node's row of the matrix, and rank 0's summaries)", (size_t)ctx->nodes.nnodes,
+                  sizeof(pair_figures) + sizeof(node_summary) + 2 * OUTLIERS_SENT * sizeof(outlier_pair));
+    jb_memory_check(ctx, &m);
+    if (o->matrix)
+        jb_check_output(ctx, "--matrix", o->matrix);
+}
+
+static int by_value(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+static double median_of(double *x, size_t n) /* sorts x; NaN for none */
+{
+    qsort(x, n, sizeof *x, by_value);
+    return n ? jb_percentile_sorted(x, n, 50) : NAN;
+}
+
+/* z with P(Z > z) = a for a standard normal Z, by bisection on erfc */
+static double normal_upper_quantile(double a)
+{
+    double lo = 0, hi = 40;
+    for (int i = 0; i < 200; i++) {
+        double mid = (lo + hi) / 2;
+        if (0.5 * erfc(mid / sqrt(2)) > a)
+            lo = mid;
+        else
+            hi = mid;
+    }
+    return (lo + hi) / 2;
+}
+
+/* One pair, both nodes at once: the latency (median of the round trip / 2 over --calls ping-pongs)
+ * and the bandwidth (window bytes / median window time), timed by the lower node and shared. */
+static pair_figures measure_pair(jb_ctx *ctx, const pairs_options *o, pingpong *p, double *times)
+{
+    pair_figures f;
+    p->n = 1;
+    p->size = o->latency_size;
+    for (long c = -ctx->opt.warmup; c < ctx->opt.calls; c++) {
+        double t0 = MPI_Wtime();
+        pingpong_cycle(p, MODE_SEND);
+        if (c >= 0)
+            times[c] = (MPI_Wtime() - t0) * 1e6 / 2;
+    }
+    f.latency_us = median_of(times, (size_t)ctx->opt.calls);
+    f.latency_halfwidth = jb_median_ci_halfwidth(times, (size_t)ctx->opt.calls);
+    p->n = (int)o->window;
+    p->size = o->bandwidth_size;
+    for (long c = -2; c < o->windows; c++) {
+        double t0 = MPI_Wtime();
+        pingpong_window(p);
+        if (c >= 0)
+            times[c] = MPI_Wtime() - t0;
+    }
+    f.bandwidth_mb_s = (double)o->window * (double)o->bandwidth_size / median_of(times, (size_t)o->windows) * 1e-6;
+    f.bandwidth_halfwidth = jb_median_ci_halfwidth(times, (size_t)o->windows);
+    if (p->pinger) /* the lower node timed both: its figures are the pair's */
+        MPI_Send(&f, 4, MPI_DOUBLE, p->partner, 0, p->comm);
+    else
+        MPI_Recv(&f, 4, MPI_DOUBLE, p->partner, 0, p->comm, MPI_STATUS_IGNORE);
+    return f;
+}
+
+/* The robust centre and scale of the log of values spread over the nodes: the median over nodes
+ * of each node's median (centre, on every node) and the median over nodes of each node's median
+ * absolute deviation from it, x 1.4826 (the normal's sigma).  Rank 0 of comm gathers two values
+ * a node, never the matrix. */
+static void robust_scale(MPI_Comm comm, const double *logs, double *work, size_t n, double *centre, double *sigma)
+{
+    int size, me;
+    MPI_Comm_size(comm, &size);
+    MPI_Comm_rank(comm, &me);
+    double *all = me == 0 ? malloc((size_t)size * sizeof *all) : NULL, mine;
+    memcpy(work, logs, n * sizeof *work);
+    mine = median_of(work, n);
+    MPI_Gather(&mine, 1, MPI_DOUBLE, all, 1, MPI_DOUBLE, 0, comm);
+    if (me == 0)
+        *centre = median_of(all, (size_t)size);
+    MPI_Bcast(centre, 1, MPI_DOUBLE, 0, comm);
+    for (size_t i = 0; i < n; i++)
+        work[i] = fabs(logs[i] - *centre);
+    mine = median_of(work, n);
+    MPI_Gather(&mine, 1, MPI_DOUBLE, all, 1, MPI_DOUBLE, 0, comm);
+    if (me == 0)
+        *sigma = 1.4826 * median_of(all, (size_t)size);
+    MPI_Bcast(sigma, 1, MPI_DOUBLE, 0, comm);
+    free(all);
+}
+
+/* Each node writes its rows (its pairs with higher nodes) at their place in one file. */
+static int write_matrix(jb_ctx *ctx, MPI_Comm comm, const char *path, long n, long me, const pair_figures *row,
+                        char *err)
+{
+    char tmp[4096];
+    int rc = snprintf(tmp, sizeof tmp, "%s.jb-tmp-%ld", path, (long)getpid());
+    MPI_Bcast(tmp, (int)sizeof tmp, MPI_CHAR, 0, comm);
+    if (rc < 0 || (size_t)rc >= sizeof tmp)
+        return snprintf(err, JB_ERRLEN, "--matrix: the path is too long"), -1;
+    long lines = n - 1 - me;
+    char *text = jb_alloc(ctx, (size_t)(lines + 1), MATRIX_LINE + 1, "the matrix's lines"), *at = text;
+    if (me == 0)
+        at += sprintf(at, "%7s,%7s,%15s,%15s\n", "a", "b", "latency_us", "bandwidth_mb_s");
+    for (long j = me + 1; j < n; j++)
+        at += sprintf(at, "%7ld,%7ld,%15.4f,%15.4f\n", me, j, fmin(row[j].latency_us, 9.99e9),
+                      fmin(row[j].bandwidth_mb_s, 9.99e9));
+    /* the header, then node k's n - 1 - k lines for each k before this node */
+    MPI_Offset before = me == 0 ? 0 : (MPI_Offset)(1 + me * (n - 1) - me * (me - 1) / 2) * MATRIX_LINE;
+    MPI_File f;
+    int ok = MPI_File_open(comm, tmp, MPI_MODE_CREATE | MPI_MODE_WRONLY | MPI_MODE_EXCL, MPI_INFO_NULL, &f) ==
+             MPI_SUCCESS;
+    if (ok) {
+        ok = MPI_File_write_at(f, before, text, (int)(at - text), MPI_CHAR, MPI_STATUS_IGNORE) == MPI_SUCCESS;
+        ok &= MPI_File_close(&f) == MPI_SUCCESS;
+    }
+    free(text);
+    int all_ok;
+    MPI_Allreduce(&ok, &all_ok, 1, MPI_INT, MPI_LAND, comm);
+    if (me == 0 && (!all_ok || rename(tmp, path) != 0)) {
+        remove(tmp);
+        all_ok = 0;
+    }
+    MPI_Bcast(&all_ok, 1, MPI_INT, 0, comm);
+    if (!all_ok)
+        snprintf(err, JB_ERRLEN, "--matrix: could not write %s", path);
+    return all_ok ? 0 : -1;
+}
+
+int main(int argc, char **argv)
+{
+    jb_ctx ctx;
+    pairs_options o;
+    jb_init(&ctx, &argc, &argv, "pairs", usage, 200, 10);
+    parse(&ctx, argc, argv, &o);
+    long n = ctx.nodes.nnodes, rounds = pairs_rounds(n), npairs = n * (n - 1) / 2;
+    /* Bonferroni over the pairs' two tests (latency, bandwidth), and over the nodes' */
+    double k_pair = normal_upper_quantile(o.rate / (2.0 * (double)npairs)),
+           k_node = normal_upper_quantile(o.rate / (2.0 * (double)n));
+    int leader = ctx.nodes.local_rank == 0;
+    MPI_Comm nodes;
+    MPI_Comm_split(MPI_COMM_WORLD, leader ? 0 : MPI_UNDEFINED, ctx.nodes.node, &nodes);
+
+    jb_json *cfg = &ctx.config;
+    jb_json_int(cfg, "nodes", n);
+    jb_json_int(cfg, "pairs", npairs);
+    jb_json_int(cfg, "rounds", rounds);
+    jb_json_int(cfg, "latency_size", (long long)o.latency_size);
+    jb_json_int(cfg, "bandwidth_size", (long long)o.bandwidth_size);
+    jb_json_int(cfg, "window", o.window);
+    jb_json_int(cfg, "windows", o.windows);
+    jb_json_num(cfg, "rate", o.rate);
+    jb_json_num(cfg, "k_pair", k_pair);
+    jb_json_num(cfg, "k_node", k_node);
+    jb_json_str(cfg, "schedule", "the round-robin tournament (circle method): n - 1 rounds of disjoint pairs for an even "
+                                 "n, n with a bye a round for an odd n; a barrier of the nodes before each round, "
+                                 "whose pairs run at once; the first task of each node takes part");
+    jb_json_str(cfg, "latency", "median over --calls of a pair's round trip / 2 of one message of latency_size "
+                                "(MPI_Send, MPI_Irecv + MPI_Wait), timed by the lower node");
+    jb_json_str(cfg, "bandwidth", "window x bandwidth_size / the median over --windows of osu_bw's window (window "
+                                  "MPI_Isend of separate buffers, one MPI_Waitall, a byte back); MB = 1e6 bytes");
+    jb_json_str(cfg, "outliers", "on the log scale, centre = the median over nodes of each node's median over its "
+                                 "pairs, sigma = 1.4826 x the median over nodes of each node's median absolute "
+                                 "deviation from it: a pair is an outlier when its latency is above centre + k_pair "
+                                 "sigma or its bandwidth below centre - k_pair sigma; a node when its median is, with "
+                                 "the centre and sigma of the node medians and k_node, and one of its pairs is an outlier; a pair only where the near end "
+                                 "of its own median's distribution-free 95 % interval is beyond (6 calls or windows at "
+                                 "least).  k: the normal's upper "
+                                 "quantile at rate / (2 pairs) and rate / (2 nodes) (Bonferroni): the rate holds "
+                                 "where the logs of good pairs are normal, and is exceeded under heavier tails");
+    if (ctx.rank == 0)
+        printf("# jb-pairs: %ld nodes, %ld pairs in %ld rounds; latency %zu B x %ld calls, bandwidth %ld x %zu B x %ld "
+               "windows; outliers at rate %g (k %.2f a pair, %.2f a node)\n", n, npairs, rounds, o.latency_size,
+               ctx.opt.calls, o.window, o.bandwidth_size, o.windows, o.rate, k_pair, k_node);
+
+    char err[JB_ERRLEN] = "";
+    int matrix_failed = 0;
+    if (n < 2 && ctx.rank == 0) { /* nothing to measure: said, and a summary that says so */
+        printf("# one node: no pairs to measure (--tasks-per-node K makes virtual nodes of K ranks)\n");
+        jb_result_begin(&ctx);
+        jb_result_str(&ctx, "scope", "pairs", 0);
+        jb_result_int(&ctx, "nodes", n, 1);
+        jb_result_int(&ctx, "pairs", 0, 1);
+        jb_result_int(&ctx, "outlier_pairs", 0, 0);
+        jb_result_int(&ctx, "outlier_nodes", 0, 0);
+        jb_result_str(&ctx, "named_nodes", "none", 0);
+        jb_result_end(&ctx);
+    }
+    if (leader && n >= 2) {
+        long me = ctx.nodes.node;
+        pair_figures *row = jb_alloc(&ctx, (size_t)n, sizeof *row, "the nodes");
+        double *times = jb_alloc(&ctx, (size_t)(ctx.opt.calls + o.windows), sizeof *times, "--calls");
+        pingpong p = {.comm = nodes};
+        p.send = jb_alloc(&ctx, (size_t)o.window, sizeof *p.send, "--window");
+        p.recv = jb_alloc(&ctx, (size_t)o.window, sizeof *p.recv, "--window");
+        p.req = jb_alloc(&ctx, (size_t)o.window, sizeof *p.req, "--window");
+        size_t largest = o.bandwidth_size > o.latency_size ? o.bandwidth_size : o.latency_size;
+        for (long k = 0; k < o.window; k++) {
+            p.send[k] = jb_alloc(&ctx, largest + 1, 1, "--bandwidth-size");
+            p.recv[k] = jb_alloc(&ctx, largest + 1, 1, "--bandwidth-size");
+        }
+        for (long j = 0; j < n; j++)
+            row[j].latency_us = row[j].bandwidth_mb_s = NAN;
+        for (long r = 0; r < rounds; r++) {
+            jb_watch("round %ld of %ld,", r + 1, rounds);
+            MPI_Barrier(nodes); /* a round's pairs at once */
+            long partner = pairs_partner(n, r, me);
+            if (partner < 0)
+                continue;
+            p.partner = (int)partner;
+            p.pinger = me < partner;
+            row[partner] = measure_pair(&ctx, &o, &p, times);
+        }
+        for (long k = 0; k < o.window; k++) {
+            free(p.send[k]);
+            free(p.recv[k]);
+        }
+        free(p.send);
+        free(p.recv);
+        free(p.req);
+
+        /* the outliers, from this node's row and the robust centre and scale over the nodes */
+        size_t others = (size_t)(n - 1);
+        double *lat = jb_alloc(&ctx, others, sizeof *lat, "the nodes"), *bw = jb_alloc(&ctx, others, sizeof *bw, "the nodes"),
+               *work = jb_alloc(&ctx, others, sizeof *work, "the nodes");
+        for (long j = 0, i = 0; j < n; j++)
+            if (j != me) {
+                lat[i] = log(row[j].latency_us);
+                bw[i++] = log(row[j].bandwidth_mb_s);
+            }
+        double lat_centre, lat_sigma, bw_centre, bw_sigma;
+        robust_scale(nodes, lat, work, others, &lat_centre, &lat_sigma);
+        robust_scale(nodes, bw, work, others, &bw_centre, &bw_sigma);
+        node_summary mine = {.latency_max = 0, .bandwidth_min = HUGE_VAL};
+        int len;
+        MPI_Get_processor_name(mine.host, &len); /* at most MPI_MAX_PROCESSOR_NAME; the summary keeps 63 */
+        mine.host[sizeof mine.host - 1] = '\0';
+        outlier_pair found[OUTLIERS_SENT];
+        int sent = 0;
+        long outliers_mine = 0; /* pairs with a higher node: each pair counted once */
+        for (long j = 0; j < n; j++) {
+            if (j == me)
+                continue;
+            double l = row[j].latency_us, b = row[j].bandwidth_mb_s, hl = row[j].latency_halfwidth,
+                   hb = row[j].bandwidth_halfwidth;
+            mine.latency_max = fmax(mine.latency_max, l);
+            mine.bandwidth_min = fmin(mine.bandwidth_min, b);
+            /* the near end of the pair's own interval beyond the bound: the lower end of its latency
+             * (l (1 - h)), the upper end of its bandwidth (b / (1 - h)); no interval (h >= 1), no outlier */
+            int slow_l = lat_sigma > 0 && hl < 1 && log(l * (1 - hl)) > lat_centre + k_pair * lat_sigma,
+                slow_b = bw_sigma > 0 && hb < 1 && log(b / (1 - hb)) < bw_centre - k_pair * bw_sigma;
+            if (!(slow_l || slow_b))
+                continue;
+            mine.outliers++;
+            if (j > me) {
+                outliers_mine++;
+                if (sent < OUTLIERS_SENT)
+                    found[sent++] = (outlier_pair){(int)me, (int)j, l, b, slow_l, slow_b};
+            }
+        }
+        memcpy(work, lat, others * sizeof *work);
+        mine.latency_p50 = exp(median_of(work, others));
+        memcpy(work, bw, others * sizeof *work);
+        mine.bandwidth_p50 = exp(median_of(work, others));
+
+        /* to rank 0: the summaries, the outlier pairs (at most OUTLIERS_SENT a node), and for a
+         * small job the matrix */
+        int nn = (int)n, *counts = NULL, *displs = NULL;
+        node_summary *summaries = NULL;
+        outlier_pair *outliers = NULL;
+        pair_figures *matrix = NULL;
+        long outliers_all = 0;
+        if (me == 0) {
+            summaries = jb_alloc(&ctx, (size_t)n, sizeof *summaries, "the nodes");
+            counts = jb_alloc(&ctx, (size_t)n, sizeof *counts, "the nodes");
+            displs = jb_alloc(&ctx, (size_t)n, sizeof *displs, "the nodes");
+        }
+        MPI_Gather(&mine, (int)sizeof mine, MPI_BYTE, summaries, (int)sizeof mine, MPI_BYTE, 0, nodes);
+        MPI_Reduce(&outliers_mine, &outliers_all, 1, MPI_LONG, MPI_SUM, 0, nodes);
+        int bytes = sent * (int)sizeof *found;
+        MPI_Gather(&bytes, 1, MPI_INT, counts, 1, MPI_INT, 0, nodes);
+        long total = 0;
+        for (int i = 0; me == 0 && i < nn; i++) {
+            displs[i] = (int)total;
+            total += counts[i];
+        }
+        if (me == 0)
+            outliers = jb_alloc(&ctx, (size_t)total + 1, 1, "the outlier pairs");
+        MPI_Gatherv(found, bytes, MPI_BYTE, outliers, counts, displs, MPI_BYTE, 0, nodes);
+        if (n <= MATRIX_IN_JSON) {
+            if (me == 0)
+                matrix = jb_alloc(&ctx, (size_t)(n * n), sizeof *matrix, "the matrix");
+            MPI_Gather(row, (int)(n * (long)sizeof *row), MPI_BYTE, matrix, (int)(n * (long)sizeof *row), MPI_BYTE, 0,
+                       nodes);
+        }
+        if (o.matrix && write_matrix(&ctx, nodes, o.matrix, n, me, row, err) != 0)
+            matrix_failed = 1;
+
+        if (me == 0) {
+            /* the nodes: each one's medians against the centre and scale of the node medians */
+            double *node_lat = jb_alloc(&ctx, (size_t)n, sizeof *node_lat, "the nodes"),
+                   *node_bw = jb_alloc(&ctx, (size_t)n, sizeof *node_bw, "the nodes"),
+                   *sorted = jb_alloc(&ctx, (size_t)n, sizeof *sorted, "the nodes");
+            for (long i = 0; i < n; i++) {
+                node_lat[i] = log(summaries[i].latency_p50);
+                node_bw[i] = log(summaries[i].bandwidth_p50);
+            }
+            double centre[2], sigma[2], *of[2] = {node_lat, node_bw};
+            for (int q = 0; q < 2; q++) {
+                memcpy(sorted, of[q], (size_t)n * sizeof *sorted);
+                centre[q] = median_of(sorted, (size_t)n);
+                for (long i = 0; i < n; i++)
+                    sorted[i] = fabs(of[q][i] - centre[q]);
+                sigma[q] = 1.4826 * median_of(sorted, (size_t)n);
+            }
+            char named[1024] = "";
+            size_t at = 0;
+            long nodes_named = 0;
+            double worst_lat = 0, worst_bw = HUGE_VAL;
+            for (long i = 0; i < n; i++) {
+                double z_lat = sigma[0] > 0 ? (node_lat[i] - centre[0]) / sigma[0] : 0,
+                       z_bw = sigma[1] > 0 ? (centre[1] - node_bw[i]) / sigma[1] : 0;
+                /* and at least one of its pairs named: the pairs' test knows their resolution */
+                int outlier = (z_lat > k_node || z_bw > k_node) && summaries[i].outliers > 0;
+                const node_summary *m = &summaries[i];
+                worst_lat = fmax(worst_lat, m->latency_max);
+                worst_bw = fmin(worst_bw, m->bandwidth_min);
+                jb_result_begin(&ctx);
+                jb_result_str(&ctx, "scope", "node", 0);
+                jb_result_int(&ctx, "node", i, 1);
+                jb_result_str(&ctx, "host", m->host, 1);
+                jb_result_num(&ctx, "latency_p50_us", m->latency_p50, 1);
+                jb_result_num(&ctx, "bandwidth_p50_mb_s", m->bandwidth_p50, 1);
+                jb_result_num(&ctx, "latency_max_us", m->latency_max, 0);
+                jb_result_num(&ctx, "bandwidth_min_mb_s", m->bandwidth_min, 0);
+                jb_result_int(&ctx, "outlier_pairs", m->outliers, 1);
+                jb_result_num(&ctx, "z_latency", z_lat, 0);
+                jb_result_num(&ctx, "z_bandwidth", z_bw, 0);
+                jb_result_int(&ctx, "outlier", outlier, 1);
+                jb_result_end(&ctx);
+                if (outlier) {
+                    nodes_named++;
+                    if (at + 80 < sizeof named)
+                        at += (size_t)snprintf(named + at, sizeof named - at, "%s%ld", at ? "," : "", i);
+                }
+            }
+            jb_result_begin(&ctx);
+            jb_result_str(&ctx, "scope", "pairs", 0);
+            jb_result_int(&ctx, "nodes", n, 0);
+            jb_result_int(&ctx, "pairs", npairs, 0);
+            memcpy(sorted, node_lat, (size_t)n * sizeof *sorted);
+            jb_result_num(&ctx, "latency_p50_us", exp(median_of(sorted, (size_t)n)), 1);
+            memcpy(sorted, node_bw, (size_t)n * sizeof *sorted);
+            jb_result_num(&ctx, "bandwidth_p50_mb_s", exp(median_of(sorted, (size_t)n)), 1);
+            jb_result_num(&ctx, "latency_max_us", worst_lat, 1);
+            jb_result_num(&ctx, "bandwidth_min_mb_s", worst_bw, 1);
+            jb_result_int(&ctx, "outlier_pairs", outliers_all, 1);
+            jb_result_int(&ctx, "outlier_nodes", nodes_named, 1);
+            jb_result_str(&ctx, "named_nodes", nodes_named ? named : "none", 0);
+            jb_json *j = jb_result_json(&ctx);
+            jb_json_array(j, "outliers");
+            for (long i = 0; i < total / (long)sizeof *outliers; i++) {
+                const outlier_pair *q = &outliers[i];
+                jb_json_object(j, NULL);
+                jb_json_int(j, "a", q->a);
+                jb_json_int(j, "b", q->b);
+                jb_json_num(j, "latency_us", q->latency_us);
+                jb_json_num(j, "bandwidth_mb_s", q->bandwidth_mb_s);
+                jb_json_bool(j, "slow_latency", q->slow_latency);
+                jb_json_bool(j, "slow_bandwidth", q->slow_bandwidth);
+                jb_json_end(j);
+            }
+            jb_json_end(j);
+            if (matrix) {
+                const char *keys[2] = {"latency_us", "bandwidth_mb_s"};
+                jb_json_object(j, "matrix");
+                for (int q = 0; q < 2; q++) {
+                    jb_json_array(j, keys[q]);
+                    for (long a = 0; a < n; a++) {
+                        for (long b = 0; b < n; b++)
+                            sorted[b] = q ? matrix[a * n + b].bandwidth_mb_s : matrix[a * n + b].latency_us;
+                        jb_json_nums(j, NULL, sorted, (size_t)n);
+                    }
+                    jb_json_end(j);
+                }
+                jb_json_end(j);
+            }
+            jb_result_end(&ctx);
+            printf("# outliers (rate %g): %ld of %ld pairs; nodes: %s\n", o.rate, outliers_all, npairs,
+                   nodes_named ? named : "none");
+            free(node_lat);
+            free(node_bw);
+            free(sorted);
+        }
+        free(summaries);
+        free(counts);
+        free(displs);
+        free(outliers);
+        free(matrix);
+        free(lat);
+        free(bw);
+        free(work);
+        free(row);
+        free(times);
+    }
+    if (nodes != MPI_COMM_NULL)
+        MPI_Comm_free(&nodes);
+    jb_fail_if_any(&ctx, matrix_failed, "%s", err);
+    return jb_finish(&ctx);
+}
