@@ -40,6 +40,10 @@ class MPI:
     # variables that make this MPI's own launcher bind each rank to a core (the
     # ReFrame checks set them where a partition's cores are its own)
     bind_vars: dict = field(default_factory=dict)
+    # variables that make a waiting rank give its core back instead of spinning, where nodes
+    # share CPUs (the virtual cluster): two nodes' ranks on one core otherwise wait out each
+    # other's time slice, 4 ms a message (PairsCheck sets them there)
+    yield_vars: dict = field(default_factory=dict)
 
     def available(self) -> bool:
         path = self.env.get("PATH")
@@ -84,6 +88,11 @@ OPENMPI = MPI(
     # mpirun's --bind-to core as its MCA parameter (mpirun(1) of Open MPI 4, "Mapping, Ranking,
     # and Binding"); Open MPI 4 binds to cores by default only up to two ranks
     bind_vars={"OMPI_MCA_hwloc_base_binding_policy": "core"},
+    # "Yield the processor when waiting for MPI communication (for MPI processes, will default to 1
+    # when oversubscribing nodes)": ompi/runtime/ompi_mpi_params.c; srun's one task a node hides
+    # the oversubscription from it.  (MPICH 5 yields without being told; Intel MPI's variable is
+    # not among the documentation at hand, so none is set.)
+    yield_vars={"OMPI_MCA_mpi_yield_when_idle": "1"},
 )
 
 # MPICH 5.0.2 from PyPI, not Debian's 4.0.2: across nodes 4.0.2 hangs in

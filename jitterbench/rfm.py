@@ -75,7 +75,7 @@ def environment(flavour, system, fabrics=("shm",), transports=None, name=None, f
         "features": [*features, flavour.name],
         "cc": flavour.mpicc,
         "env_vars": [[k, v] for k, v in env_vars.items()],
-        "extras": {"eager_vars": eager_vars, "bind_vars": flavour.bind_vars,
+        "extras": {"eager_vars": eager_vars, "bind_vars": flavour.bind_vars, "yield_vars": flavour.yield_vars,
                    "transports": {f: t.name for f, t in chosen.items()},
                    "devices_vars": {f: t.devices_var for f, t in chosen.items() if t.devices_var},
                    "max_devices": {f: t.max_devices for f, t in chosen.items() if t.devices_var and t.max_devices},

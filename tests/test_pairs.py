@@ -9,7 +9,7 @@ from conftest import assert_rejected, run_benchmark
 
 pytestmark = pytest.mark.mpi
 
-SMALL = ["--calls", "6", "--windows", "6", "--bandwidth-size", "4K", "--tasks-per-node", "1"]
+SMALL = ["--calls", "6", "--windows", "6", "--passes", "1", "--bandwidth-size", "4K", "--tasks-per-node", "1"]
 
 
 @pytest.mark.parametrize("nodes", [2, 3, 4])
@@ -57,6 +57,7 @@ def test_one_node_has_no_pairs_and_says_so(mpi, tmp_path):
     (["--rate", "0.9"], "--rate"),
     (["--bandwidth-size", "2G"], "message sizes above 1G are not supported"),
     (["--matrix", "/nonexistent/folder/m.csv"], "--matrix"),
+    (["--passes", "2"], "--calls 6 and --windows 6 give a pass fewer than 6 of each over 2 passes"),
 ])
 def test_bad_input_is_one_line(mpi, tmp_path, args, message):
     assert_rejected(mpi, 2, [*SMALL, *args], message, "pairs", tmp_path)

@@ -6,6 +6,8 @@
 #                                     bring N nodes up (default 3); idempotent
 #   ci/vcluster/vcluster.sh down      stop what "up" started (by pid), remove what it made
 #   ci/vcluster/vcluster.sh rate R    every rate-limited link (torus or rails) to rate R at once
+#   ci/vcluster/vcluster.sh rate R I  node I's links only (a slow node: its rails both ways, its
+#                                     torus links outwards)
 #   ci/vcluster/vcluster.sh status
 #   ci/vcluster/vcluster.sh env       the variables a shell needs (eval "$(... env)")
 #
@@ -358,19 +360,26 @@ down() {
 }
 
 # every rate-limited link of the cluster up, torus or rails, to another rate at once: a known
-# answer measured at two rates needs no second cluster
+# answer measured at two rates needs no second cluster; or one node's only (rate R I): a slow
+# node, the known answer of jb-pairs
 rate() {
-    local rate=${1:-} n i dev
+    local rate=${1:-} only=${2:-} n i dev
     [[ $rate =~ ^[0-9]+([kmg]?bit)$ ]] || die "rate must be like 50mbit, not '$rate'"
     [ -f "$STATE/link-rate" ] || die "no rate-limited links are up (up --torus or --rails first)"
     need_root_and_tools
     n=$(cat "$STATE/nodes")
+    [ -z "$only" ] || [[ $only =~ ^[1-9][0-9]*$ && $only -le $n ]] || die "node must be 1 to $n, not '$only'"
     for i in $(seq 1 "$n"); do
+        [ -z "$only" ] || [ "$i" = "$only" ] || continue
         for dev in $(tc -n "jbnode$i" qdisc show | awk '$2 == "tbf" {print $5}'); do shape "jbnode$i" "$dev" "$rate"; done
         for dev in "jbv$i" "jbw$i"; do
             tc qdisc show dev "$dev" 2>/dev/null | grep -q '^qdisc tbf' && shape - "$dev" "$rate"
         done
     done
+    if [ -n "$only" ]; then
+        say "node $only's links at $rate"
+        return
+    fi
     echo "$rate" > "$STATE/link-rate"
     [ -f "$STATE/topology" ] && sed -i "1s/links of .* each way/links of $rate each way/" "$STATE/topology"
     say "links at $rate each way"
@@ -388,5 +397,5 @@ case "${1:-}" in
     status) status ;;
     rate) shift; rate "$@" ;;
     env) echo "export SLURM_CONF=$STATE/slurm.conf" ;;
-    *) die "usage: $0 up [N] [--torus AxB..] [--rails 1|2] [--link-rate R] | rate R | down | status | env" ;;
+    *) die "usage: $0 up [N] [--torus AxB..] [--rails 1|2] [--link-rate R] | rate R [NODE] | down | status | env" ;;
 esac

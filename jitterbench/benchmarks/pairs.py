@@ -27,9 +27,9 @@ def pairs(col):
     jb-pairs measures every node pair once, in the rounds of a round-robin tournament (disjoint pairs at once,
     one task per node): the median of a ping-pong's round trip / 2 and of osu_bw's window.  Heatmaps where the
     document holds the matrix (up to 32 nodes; --matrix writes it for any); beneath, each node's median over its
-    pairs, red where the node is named.  A pair or node is named beyond median + k robust sigma on the log scale,
-    k from the stated false-alarm rate (Bonferroni, normal logs); a pair only where its own median's interval is
-    beyond too.
+    pairs, red where the node is named.  A pair is named beyond median + k robust sigma on the log scale, k from
+    the stated false-alarm rate (Bonferroni, normal logs), and only where its own median's interval is beyond in
+    every pass; a node where more than half its pairs are.
     """
     rs = [(label, r, d) for label, r, d in results(col, BENCHMARK) if r.get("scope") == "pairs" and r["pairs"]]
     if not rs:
@@ -82,16 +82,18 @@ DESCRIPTOR = Descriptor(
                          role="recorded")),
     result_fields=("scope", "nodes", "pairs", "named_nodes", "outliers", "matrix", "node", "host", "z_latency",
                    "z_bandwidth", "outlier"),
-    parameters=(Parameter("calls", 200, quick=50), Parameter("windows", 20, quick=6)),
-    small=("--calls", "6", "--windows", "6", "--bandwidth-size", "4K"),
+    # the quick mode's windows of 64 KiB: a second a round on the virtual cluster's shared cores, not ten
+    parameters=(Parameter("calls", 200), Parameter("windows", 30, quick=18),
+                Parameter("bandwidth_size", 1 << 20, quick=65536)),
+    small=("--calls", "6", "--windows", "6", "--passes", "1", "--bandwidth-size", "4K"),
     pair_options=("--tasks-per-node", "1"),
     option_values={"latency-size": ["8", "1K"], "bandwidth-size": ["4K", "64K"], "window": ["1", "4"],
-                   "windows": ["1", "6"], "rate": ["0.01", "0.2"]},
+                   "windows": ["6", "12"], "rate": ["0.01", "0.2"], "passes": ["1", "2"]},
     long_options=("calls", "windows"),
-    # n - 1 rounds (n for an odd n): a barrier, calls ping-pongs and windows of 16 messages of 1M
+    # n - 1 rounds (n for an odd n) of 3 passes: a barrier, calls ping-pongs and windows of 16 messages
     cost=lambda v: max(v["nodes"] - 1 + v["nodes"] % 2, 0) * (
-        cost.barrier_s(v["nodes"]) + 2 * ((v.get("calls") or 200) + 10) * cost.message_s(8) +
-        ((v.get("windows") or 20) + 2) * 16 * cost.message_s(1 << 20)),
+        3 * cost.barrier_s(v["nodes"]) + 2 * ((v.get("calls") or 200) + 30) * cost.message_s(8) +
+        ((v.get("windows") or 30) + 6) * 16 * cost.message_s(v.get("bandwidth_size") or 1 << 20)),
     figures=(pairs,),
     summary=(Column.text("scope", "scope"), Column.text("node", "node"), Column.text("host", "host"),
              Column.number("latency us", "latency_p50_us", 2), Column.number("bandwidth MB/s", "bandwidth_p50_mb_s"),

@@ -4,8 +4,10 @@
  * One task per node (the first of each) takes part.  The pairs meet in the rounds of the
  * round-robin tournament (schedule.c): each round's pairs are disjoint and run at once.  A pair
  * measures latency by a ping-pong of one small message (osu_latency's) and bandwidth by osu_bw's
- * window, the lower node timing; both keep the median over calls.  Every node holds its own row
- * of the matrix, never more: rank 0 gathers per-node summaries and the outlier pairs. */
+ * window, the lower node timing.  The calls are split over --passes tournaments, each over the
+ * nodes shuffled afresh, so that a pair meets in different company at different times and what
+ * drifts on the machine does not follow a round.  Every node holds its own row of the matrix,
+ * never more: rank 0 gathers per-node summaries and the outlier pairs. */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -20,7 +22,9 @@ static const char usage[] =
     "  --latency-size B      bytes of the latency ping-pong [8]\n"
     "  --bandwidth-size B    bytes of each message of the bandwidth window [1M]\n"
     "  --window N            messages in flight of the bandwidth window (osu_bw's 64) [16]\n"
-    "  --windows N           timed windows per pair (--calls: timed ping-pongs) [20]\n"
+    "  --windows N           timed windows per pair (--calls: timed ping-pongs) [30]\n"
+    "  --passes P            tournaments over the nodes shuffled afresh (--seed), each taking\n"
+    "                        1/P of the calls and windows [3]\n"
     "  --rate A              false-alarm rate of naming any pair, and of naming any node [0.01]\n"
     "  --matrix FILE         every pair, 'a,b,latency_us,bandwidth_mb_s' a line, each node\n"
     "                        writing its own rows (MPI-IO)\n";
@@ -31,7 +35,7 @@ static const char usage[] =
 
 typedef struct {
     size_t latency_size, bandwidth_size;
-    long window, windows;
+    long window, windows, passes;
     double rate;
     const char *matrix;
 } pairs_options;
@@ -39,9 +43,10 @@ typedef struct {
 /* One pair's figures, as the lower node measured them. */
 typedef struct {
     double latency_us, bandwidth_mb_s;
-    /* the relative half-widths of the two medians' distribution-free 95 % intervals: a pair is
-     * named only if it stands out by more than its own measurement resolves */
-    double latency_halfwidth, bandwidth_halfwidth;
+    /* the near ends of the two medians' distribution-free 95 % intervals (latency: lower, bandwidth:
+     * upper; over passes, the nearest): a pair is named only if it stands out by more than its own
+     * measurement resolves */
+    double latency_low, bandwidth_high;
 } pair_figures;
 
 /* One outlier pair, sent to rank 0. */
@@ -64,10 +69,11 @@ static void parse(jb_ctx *ctx, int argc, char **argv, pairs_options *o)
         {"latency-size", required_argument, NULL, 'l'}, {"bandwidth-size", required_argument, NULL, 'b'},
         {"window", required_argument, NULL, 'w'},       {"windows", required_argument, NULL, 'W'},
         {"rate", required_argument, NULL, 'r'},         {"matrix", required_argument, NULL, 'm'},
-        JB_COMMON_LONGOPTS};
+        {"passes", required_argument, NULL, 'P'},       JB_COMMON_LONGOPTS};
     int c;
     char err[JB_ERRLEN];
-    *o = (pairs_options){.latency_size = 8, .bandwidth_size = 1 << 20, .window = 16, .windows = 20, .rate = 0.01};
+    *o = (pairs_options){.latency_size = 8, .bandwidth_size = 1 << 20, .window = 16, .windows = 30, .passes = 3,
+                         .rate = 0.01};
     while ((c = jb_getopt(ctx, longopts)) != -1) {
         switch (c) {
         case 'l': jb_option(ctx, "--latency-size", jb_parse_size(optarg, &o->latency_size, err), err); break;
@@ -76,19 +82,25 @@ static void parse(jb_ctx *ctx, int argc, char **argv, pairs_options *o)
         case 'W': jb_option(ctx, "--windows", jb_parse_long(optarg, 1, 1L << 30, &o->windows, err), err); break;
         case 'r': jb_option(ctx, "--rate", jb_parse_double(optarg, 1e-12, 0.5, &o->rate, err), err); break;
         case 'm': o->matrix = optarg; break;
+        case 'P': jb_option(ctx, "--passes", jb_parse_long(optarg, 1, 1000, &o->passes, err), err); break;
         default: jb_common_option(ctx, c, optarg);
         }
     }
     jb_options_done(ctx, optind);
     if (o->latency_size > (size_t)1 << 30 || o->bandwidth_size > (size_t)1 << 30)
         jb_fail(ctx, "message sizes above 1G are not supported");
+    /* 6 values have a median's 95 % interval, fewer none */
+    if (ctx->opt.calls < 6 * o->passes || o->windows < 6 * o->passes)
+        jb_fail(ctx, "--calls %ld and --windows %ld give a pass fewer than 6 of each over %ld passes (--passes)",
+                ctx->opt.calls, o->windows, o->passes);
     jb_memory m = {0};
     jb_memory_add(&m, "--calls and --windows (the times of one pair)", (size_t)(ctx->opt.calls + o->windows),
                   sizeof(double));
     jb_memory_add(&m, "--window x --bandwidth-size (send and receive buffers)", 2 * (size_t)o->window,
                   o->bandwidth_size + 1);
-    jb_memory_add(&m, "the nodes (this node's row of the matrix, and rank 0's summaries)", (size_t)ctx->nodes.nnodes,
-                  sizeof(pair_figures) + sizeof(node_summary) + 2 * OUTLIERS_SENT * sizeof(outlier_pair));
+    jb_memory_add(&m, "the nodes (this node's row of the matrix per pass, and rank 0's summaries)",
+                  (size_t)ctx->nodes.nnodes, (size_t)(o->passes + 1) * sizeof(pair_figures) + sizeof(node_summary) +
+                  2 * OUTLIERS_SENT * sizeof(outlier_pair) + 2 * sizeof(long));
     jb_memory_check(ctx, &m);
     if (o->matrix)
         jb_check_output(ctx, "--matrix", o->matrix);
@@ -120,36 +132,56 @@ static double normal_upper_quantile(double a)
     return (lo + hi) / 2;
 }
 
-/* One pair, both nodes at once: the latency (median of the round trip / 2 over --calls ping-pongs)
- * and the bandwidth (window bytes / median window time), timed by the lower node and shared. */
-static pair_figures measure_pair(jb_ctx *ctx, const pairs_options *o, pingpong *p, double *times)
+/* One pass of one pair, both nodes at once: the latency (median of the round trip / 2 over
+ * calls ping-pongs) and the bandwidth (window bytes / median window time) with their intervals'
+ * near ends, timed by the lower node and shared. */
+static pair_figures measure_pair(jb_ctx *ctx, const pairs_options *o, pingpong *p, double *times, long calls,
+                                 long windows)
 {
     pair_figures f;
     p->n = 1;
     p->size = o->latency_size;
-    for (long c = -ctx->opt.warmup; c < ctx->opt.calls; c++) {
+    for (long c = -ctx->opt.warmup; c < calls; c++) {
         double t0 = MPI_Wtime();
         pingpong_cycle(p, MODE_SEND);
         if (c >= 0)
             times[c] = (MPI_Wtime() - t0) * 1e6 / 2;
     }
-    f.latency_us = median_of(times, (size_t)ctx->opt.calls);
-    f.latency_halfwidth = jb_median_ci_halfwidth(times, (size_t)ctx->opt.calls);
+    f.latency_us = median_of(times, (size_t)calls);
+    f.latency_low = times[jb_median_ci_rank((size_t)calls) - 1]; /* x(k): the interval's lower end */
     p->n = (int)o->window;
     p->size = o->bandwidth_size;
-    for (long c = -2; c < o->windows; c++) {
+    double bytes = (double)o->window * (double)o->bandwidth_size * 1e-6;
+    for (long c = -2; c < windows; c++) {
         double t0 = MPI_Wtime();
         pingpong_window(p);
         if (c >= 0)
             times[c] = MPI_Wtime() - t0;
     }
-    f.bandwidth_mb_s = (double)o->window * (double)o->bandwidth_size / median_of(times, (size_t)o->windows) * 1e-6;
-    f.bandwidth_halfwidth = jb_median_ci_halfwidth(times, (size_t)o->windows);
+    f.bandwidth_mb_s = bytes / median_of(times, (size_t)windows);
+    f.bandwidth_high = bytes / times[jb_median_ci_rank((size_t)windows) - 1]; /* the fastest end */
     if (p->pinger) /* the lower node timed both: its figures are the pair's */
         MPI_Send(&f, 4, MPI_DOUBLE, p->partner, 0, p->comm);
     else
         MPI_Recv(&f, 4, MPI_DOUBLE, p->partner, 0, p->comm, MPI_STATUS_IGNORE);
     return f;
+}
+
+/* The nodes shuffled for pass q (the identity for the first): label[node], from --seed, the same
+ * on every node; node_of[label] is its inverse. */
+static void shuffle_nodes(unsigned long long seed, long q, long n, long *label, long *node_of)
+{
+    jb_rng rng;
+    jb_rng_seed(&rng, seed, 0x9a125ULL + (uint64_t)q);
+    for (long i = 0; i < n; i++)
+        label[i] = i;
+    for (long i = n - 1; q > 0 && i > 0; i--) {
+        long j = (long)(jb_rng_uniform(&rng) * (double)(i + 1)), t = label[i];
+        label[i] = label[j];
+        label[j] = t;
+    }
+    for (long i = 0; i < n; i++)
+        node_of[label[i]] = i;
 }
 
 /* The robust centre and scale of the log of values spread over the nodes: the median over nodes
@@ -223,9 +255,8 @@ int main(int argc, char **argv)
     jb_init(&ctx, &argc, &argv, "pairs", usage, 200, 10);
     parse(&ctx, argc, argv, &o);
     long n = ctx.nodes.nnodes, rounds = pairs_rounds(n), npairs = n * (n - 1) / 2;
-    /* Bonferroni over the pairs' two tests (latency, bandwidth), and over the nodes' */
-    double k_pair = normal_upper_quantile(o.rate / (2.0 * (double)npairs)),
-           k_node = normal_upper_quantile(o.rate / (2.0 * (double)n));
+    /* Bonferroni over the pairs' two tests (latency, bandwidth) */
+    double k_pair = normal_upper_quantile(o.rate / (2.0 * (double)npairs));
     int leader = ctx.nodes.local_rank == 0;
     MPI_Comm nodes;
     MPI_Comm_split(MPI_COMM_WORLD, leader ? 0 : MPI_UNDEFINED, ctx.nodes.node, &nodes);
@@ -238,29 +269,32 @@ int main(int argc, char **argv)
     jb_json_int(cfg, "bandwidth_size", (long long)o.bandwidth_size);
     jb_json_int(cfg, "window", o.window);
     jb_json_int(cfg, "windows", o.windows);
+    jb_json_int(cfg, "passes", o.passes);
     jb_json_num(cfg, "rate", o.rate);
     jb_json_num(cfg, "k_pair", k_pair);
-    jb_json_num(cfg, "k_node", k_node);
     jb_json_str(cfg, "schedule", "the round-robin tournament (circle method): n - 1 rounds of disjoint pairs for an even "
                                  "n, n with a bye a round for an odd n; a barrier of the nodes before each round, "
-                                 "whose pairs run at once; the first task of each node takes part");
-    jb_json_str(cfg, "latency", "median over --calls of a pair's round trip / 2 of one message of latency_size "
-                                "(MPI_Send, MPI_Irecv + MPI_Wait), timed by the lower node");
-    jb_json_str(cfg, "bandwidth", "window x bandwidth_size / the median over --windows of osu_bw's window (window "
-                                  "MPI_Isend of separate buffers, one MPI_Waitall, a byte back); MB = 1e6 bytes");
+                                 "whose pairs run at once; the first task of each node takes part; passes "
+                                 "tournaments, the nodes shuffled afresh for each but the first (--seed)");
+    jb_json_str(cfg, "latency", "a pass: the median over its calls (--calls / passes) of a pair's round trip / 2 of one "
+                                "message of latency_size (MPI_Send, MPI_Irecv + MPI_Wait), timed by the lower node; "
+                                "the pair's: the median over passes");
+    jb_json_str(cfg, "bandwidth", "a pass: window x bandwidth_size / the median over its windows of osu_bw's window "
+                                  "(window MPI_Isend of separate buffers, one MPI_Waitall, a byte back); the pair's: "
+                                  "the median over passes; MB = 1e6 bytes");
     jb_json_str(cfg, "outliers", "on the log scale, centre = the median over nodes of each node's median over its "
                                  "pairs, sigma = 1.4826 x the median over nodes of each node's median absolute "
-                                 "deviation from it: a pair is an outlier when its latency is above centre + k_pair "
-                                 "sigma or its bandwidth below centre - k_pair sigma; a node when its median is, with "
-                                 "the centre and sigma of the node medians and k_node, and one of its pairs is an outlier; a pair only where the near end "
-                                 "of its own median's distribution-free 95 % interval is beyond (6 calls or windows at "
-                                 "least).  k: the normal's upper "
-                                 "quantile at rate / (2 pairs) and rate / (2 nodes) (Bonferroni): the rate holds "
-                                 "where the logs of good pairs are normal, and is exceeded under heavier tails");
+                                 "deviation from it; a pair is an outlier when its latency is above centre + k_pair "
+                                 "sigma, or its bandwidth below centre - k_pair sigma, and so is the near end of its "
+                                 "median's distribution-free 95 % interval in every pass; k_pair the normal's upper "
+                                 "quantile at rate / (2 pairs) (Bonferroni): the rate holds where the logs of good "
+                                 "pairs are normal, and is exceeded under heavier tails.  A node is an outlier when "
+                                 "more than half its pairs are: no node is named unless a pair is, so at the same "
+                                 "rate; of two nodes, a slow pair names both");
     if (ctx.rank == 0)
-        printf("# jb-pairs: %ld nodes, %ld pairs in %ld rounds; latency %zu B x %ld calls, bandwidth %ld x %zu B x %ld "
-               "windows; outliers at rate %g (k %.2f a pair, %.2f a node)\n", n, npairs, rounds, o.latency_size,
-               ctx.opt.calls, o.window, o.bandwidth_size, o.windows, o.rate, k_pair, k_node);
+        printf("# jb-pairs: %ld nodes, %ld pairs in %ld rounds x %ld passes; latency %zu B x %ld calls, bandwidth %ld "
+               "x %zu B x %ld windows; outliers at rate %g (k %.2f)\n", n, npairs, rounds, o.passes, o.latency_size,
+               ctx.opt.calls, o.window, o.bandwidth_size, o.windows, o.rate, k_pair);
 
     char err[JB_ERRLEN] = "";
     int matrix_failed = 0;
@@ -288,18 +322,45 @@ int main(int argc, char **argv)
             p.send[k] = jb_alloc(&ctx, largest + 1, 1, "--bandwidth-size");
             p.recv[k] = jb_alloc(&ctx, largest + 1, 1, "--bandwidth-size");
         }
-        for (long j = 0; j < n; j++)
-            row[j].latency_us = row[j].bandwidth_mb_s = NAN;
-        for (long r = 0; r < rounds; r++) {
-            jb_watch("round %ld of %ld,", r + 1, rounds);
-            MPI_Barrier(nodes); /* a round's pairs at once */
-            long partner = pairs_partner(n, r, me);
-            if (partner < 0)
-                continue;
-            p.partner = (int)partner;
-            p.pinger = me < partner;
-            row[partner] = measure_pair(&ctx, &o, &p, times);
+        /* each pass's figures of this node's pairs, then the pair's over the passes */
+        pair_figures *pass_row = jb_alloc(&ctx, (size_t)(n * o.passes), sizeof *pass_row, "the nodes x --passes");
+        long *label = jb_alloc(&ctx, (size_t)n, sizeof *label, "the nodes"),
+             *node_of = jb_alloc(&ctx, (size_t)n, sizeof *node_of, "the nodes");
+        for (long q = 0; q < o.passes; q++) {
+            long calls = ctx.opt.calls / o.passes + (q < ctx.opt.calls % o.passes),
+                 windows = o.windows / o.passes + (q < o.windows % o.passes);
+            shuffle_nodes(ctx.opt.seed, q, n, label, node_of);
+            for (long r = 0; r < rounds; r++) {
+                jb_watch("pass %ld of %ld, round %ld of %ld,", q + 1, o.passes, r + 1, rounds);
+                MPI_Barrier(nodes); /* a round's pairs at once */
+                long partner = pairs_partner(n, r, label[me]);
+                if (partner < 0)
+                    continue;
+                partner = node_of[partner];
+                p.partner = (int)partner;
+                p.pinger = me < partner;
+                pass_row[q * n + partner] = measure_pair(&ctx, &o, &p, times, calls, windows);
+            }
         }
+        for (long j = 0; j < n; j++) {
+            row[j].latency_us = row[j].bandwidth_mb_s = NAN;
+            if (j == me)
+                continue;
+            row[j].latency_low = HUGE_VAL;
+            row[j].bandwidth_high = 0;
+            for (long q = 0; q < o.passes; q++) {
+                const pair_figures *f = &pass_row[q * n + j];
+                times[q] = f->latency_us;
+                times[o.passes + q] = f->bandwidth_mb_s;
+                row[j].latency_low = fmin(row[j].latency_low, f->latency_low);
+                row[j].bandwidth_high = fmax(row[j].bandwidth_high, f->bandwidth_high);
+            }
+            row[j].latency_us = median_of(times, (size_t)o.passes);
+            row[j].bandwidth_mb_s = median_of(times + o.passes, (size_t)o.passes);
+        }
+        free(pass_row);
+        free(label);
+        free(node_of);
         for (long k = 0; k < o.window; k++) {
             free(p.send[k]);
             free(p.recv[k]);
@@ -330,14 +391,14 @@ int main(int argc, char **argv)
         for (long j = 0; j < n; j++) {
             if (j == me)
                 continue;
-            double l = row[j].latency_us, b = row[j].bandwidth_mb_s, hl = row[j].latency_halfwidth,
-                   hb = row[j].bandwidth_halfwidth;
+            double l = row[j].latency_us, b = row[j].bandwidth_mb_s;
             mine.latency_max = fmax(mine.latency_max, l);
             mine.bandwidth_min = fmin(mine.bandwidth_min, b);
-            /* the near end of the pair's own interval beyond the bound: the lower end of its latency
-             * (l (1 - h)), the upper end of its bandwidth (b / (1 - h)); no interval (h >= 1), no outlier */
-            int slow_l = lat_sigma > 0 && hl < 1 && log(l * (1 - hl)) > lat_centre + k_pair * lat_sigma,
-                slow_b = bw_sigma > 0 && hb < 1 && log(b / (1 - hb)) < bw_centre - k_pair * bw_sigma;
+            /* the pair and the near end of its own interval in every pass beyond the bound */
+            int slow_l = lat_sigma > 0 && log(l) > lat_centre + k_pair * lat_sigma &&
+                         log(row[j].latency_low) > lat_centre + k_pair * lat_sigma,
+                slow_b = bw_sigma > 0 && log(b) < bw_centre - k_pair * bw_sigma &&
+                         log(row[j].bandwidth_high) < bw_centre - k_pair * bw_sigma;
             if (!(slow_l || slow_b))
                 continue;
             mine.outliers++;
@@ -386,7 +447,7 @@ int main(int argc, char **argv)
             matrix_failed = 1;
 
         if (me == 0) {
-            /* the nodes: each one's medians against the centre and scale of the node medians */
+            /* the nodes: one more than half of whose pairs are outliers explains them */
             double *node_lat = jb_alloc(&ctx, (size_t)n, sizeof *node_lat, "the nodes"),
                    *node_bw = jb_alloc(&ctx, (size_t)n, sizeof *node_bw, "the nodes"),
                    *sorted = jb_alloc(&ctx, (size_t)n, sizeof *sorted, "the nodes");
@@ -394,23 +455,12 @@ int main(int argc, char **argv)
                 node_lat[i] = log(summaries[i].latency_p50);
                 node_bw[i] = log(summaries[i].bandwidth_p50);
             }
-            double centre[2], sigma[2], *of[2] = {node_lat, node_bw};
-            for (int q = 0; q < 2; q++) {
-                memcpy(sorted, of[q], (size_t)n * sizeof *sorted);
-                centre[q] = median_of(sorted, (size_t)n);
-                for (long i = 0; i < n; i++)
-                    sorted[i] = fabs(of[q][i] - centre[q]);
-                sigma[q] = 1.4826 * median_of(sorted, (size_t)n);
-            }
             char named[1024] = "";
             size_t at = 0;
             long nodes_named = 0;
             double worst_lat = 0, worst_bw = HUGE_VAL;
             for (long i = 0; i < n; i++) {
-                double z_lat = sigma[0] > 0 ? (node_lat[i] - centre[0]) / sigma[0] : 0,
-                       z_bw = sigma[1] > 0 ? (centre[1] - node_bw[i]) / sigma[1] : 0;
-                /* and at least one of its pairs named: the pairs' test knows their resolution */
-                int outlier = (z_lat > k_node || z_bw > k_node) && summaries[i].outliers > 0;
+                int outlier = 2 * summaries[i].outliers > n - 1;
                 const node_summary *m = &summaries[i];
                 worst_lat = fmax(worst_lat, m->latency_max);
                 worst_bw = fmin(worst_bw, m->bandwidth_min);
@@ -423,8 +473,6 @@ int main(int argc, char **argv)
                 jb_result_num(&ctx, "latency_max_us", m->latency_max, 0);
                 jb_result_num(&ctx, "bandwidth_min_mb_s", m->bandwidth_min, 0);
                 jb_result_int(&ctx, "outlier_pairs", m->outliers, 1);
-                jb_result_num(&ctx, "z_latency", z_lat, 0);
-                jb_result_num(&ctx, "z_bandwidth", z_bw, 0);
                 jb_result_int(&ctx, "outlier", outlier, 1);
                 jb_result_end(&ctx);
                 if (outlier) {
