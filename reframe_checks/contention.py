@@ -13,10 +13,12 @@ for pairs and link the slow-down over the uncontended case measured in the
 same run.  Each value is read from the summary line whose pattern, size and
 distance fields match, whatever order the benchmark prints them in.
 """
+import os
+
 import reframe as rfm
 import reframe.utility.sanity as sn
 import reframe.utility.typecheck as typ
-from reframe.core.builtins import parameter, run_after, sanity_function, variable
+from reframe.core.builtins import parameter, run_after, run_before, sanity_function, variable
 
 from jitterbench import benchmarks
 from jitterbench.checks import JitterbenchCheck, first_environments, listed, partitions
@@ -48,6 +50,8 @@ class ContentionCheck(JitterbenchCheck):
     # h, n and k of the run, those the topology reaches
     distances = variable(typ.List[int], value=RECORD.value("distances"), loggable=True)
     calls = RECORD.value("calls")
+    # the directed link the slowest pairs crossed most, over the run's results: 'link (its results)'
+    slowest_link = variable(str, value="", loggable=True)
     quick_variant = {}  # every pattern: the modes narrow sizes and distances instead (systems/sites/torus.py)
 
     def fits(self, partition):
@@ -82,6 +86,17 @@ class ContentionCheck(JitterbenchCheck):
         if self.pattern in ("pairs", "link"):  # slowed down against hops at the same distance, or k = 1
             self.perf_variables.update(self.sweep_variables(
                 self.quantities("slowdown"), [line for line in lines if self.pattern == "pairs" or line[1]["distance"] > 1]))
+
+
+    @run_before("performance")
+    def name_the_slowest_link(self):
+        if self.is_dry_run():
+            return
+        stdout = os.path.join(self.stagedir, self.stdout.evaluate())
+        links = sn.evaluate(sn.extractall(r"^JB_RESULT .*\sslowest_link=(\S+)", stdout, 1))
+        if links:
+            link = max(sorted(set(links)), key=links.count)
+            self.slowest_link = f"{link} ({links.count(link)} of {len(links)} results)"
 
 
 # The papers mode's finding (reframe_checks/papers.py holds the others): beside its base, so that

@@ -59,6 +59,14 @@ def test_every_pattern_on_a_ring_of_four_tasks(mpi, tmp_path):
             assert r["slowdown"] > 0
         else:
             assert r["slowdown"] is None
+    # whose MAX: with one pair the slowest pair is it in every call; its path there and back crosses
+    # each of its links once a call, and the tie goes to the lowest-numbered link, (0) the + way
+    calls = doc["config"]["calls"] if "calls" in doc["config"] else results[0]["calls"]
+    for r in results[:2]:
+        assert r["slowest_pair"] == f"0(0)-{r['hops']}({r['hops']})" and r["slowest_pair_calls"] == calls
+        assert (r["slowest_link"], r["slowest_link_calls"]) == ("(0)+dim0", calls)
+    assert all(0 < r["slowest_pair_calls"] <= calls and r["slowest_link_calls"] >= r["slowest_pair_calls"]
+               for r in results)
     topology = doc["config"]["topology"]
     assert (topology["dims"], topology["participants"]) == ("4", 4)
     assert topology["source"].startswith("--dims 4")

@@ -51,7 +51,8 @@ DESCRIPTOR = Descriptor(
                 *per_call("max"), *START_SKEW,
                 Quantity("slowdown", "slowdown", "", "latency over the uncontended latency at the same distance, in "
                          "the same run")),
-    result_fields=("pattern", "size", "hops", "k", "pairs", "partner", "idle", "shared_link", *PER_CALL_CONTEXT),
+    result_fields=("pattern", "size", "hops", "k", "pairs", "partner", "idle", "shared_link", "slowest_pair",
+                   "slowest_pair_calls", "slowest_link", "slowest_link_calls", *PER_CALL_CONTEXT),
     # h, n and k of the run (those the topology reaches)
     parameters=(Parameter("msg_sizes", (8, 1024, 65536, 1048576)), Parameter("distances", (1, 2, 3, 4, 6, 8)),
                 Parameter("calls", 100)),

@@ -305,6 +305,87 @@ static void run_calls(jb_ctx *ctx, const layout *L, int pattern, size_t size, ru
     jb_calls_reduce(&s->st, MPI_COMM_WORLD);
 }
 
+static int by_long(const void *a, const void *b)
+{
+    long x = *(const long *)a, y = *(const long *)b;
+    return (x > y) - (x < y);
+}
+
+/* The commonest value of sorted x[0..n-1] and how often it occurs (n > 0). */
+static long mode_of(const long *x, size_t n, long *count)
+{
+    long best = x[0], run = 0;
+    *count = 0;
+    for (size_t i = 0; i < n; i++) {
+        run = i && x[i] == x[i - 1] ? run + 1 : 1;
+        if (run > *count)
+            *count = run, best = x[i];
+    }
+    return best;
+}
+
+/* The slowest pair and its path: for each call, the pair whose round trip was the per-call MAX
+ * (its pinger held it: the core's MPI_MAXLOC), its routes there and back, and over the calls the
+ * commonest such pair and the directed link that most calls' slowest pair crossed.  Rank 0;
+ * O(calls x hops), the random pairing drawn again for each call as every rank drew it. */
+static void report_slowest_path(jb_ctx *ctx, const layout *L, int pattern, run_state *s)
+{
+    const topo_shape *t = &L->shape;
+    long calls = s->st.calls, P = L->participants, found = 0;
+    size_t crossed = 0, most = 2 * (size_t)topo_max_hops(t);
+    long *participant = jb_alloc(ctx, (size_t)ctx->size, sizeof *participant, "the tasks");
+    long *pairs = jb_alloc(ctx, (size_t)calls + 1, sizeof *pairs, "--calls");
+    long *links = jb_alloc(ctx, (size_t)calls * most + 1, sizeof *links, "--calls x hops");
+    topo_link *route = jb_alloc(ctx, most + 1, sizeof *route, "hops");
+    for (long r = 0; r < ctx->size; r++)
+        participant[r] = -1;
+    for (long p = 0; p < P; p++)
+        participant[L->rank_of[p]] = p;
+    for (long c = 0; c < calls; c++) {
+        long a = participant[s->st.slowest.at[c].task];
+        if (pattern == PAT_RANDOM)
+            pairs_random(P, ctx->opt.seed, c + ctx->opt.warmup, s->perm, &s->pr);
+        long b = a >= 0 ? s->pr.partner[a] : -1;
+        if (b < 0)
+            continue;
+        pairs[found++] = a * P + b;
+        for (int way = 0; way < 2; way++) {
+            long from = way ? b : a, to = way ? a : b;
+            int n = topo_route(t, L->coords + from * t->ndims, L->coords + to * t->ndims, route);
+            for (int h = 0; h < n; h++) /* a directed link as one number: its node, dimension, direction */
+                links[crossed++] = (route[h].from * t->ndims + route[h].dim) * 2 + (route[h].dir > 0);
+        }
+    }
+    if (found) {
+        char a_at[64], b_at[64], text[200];
+        long count, pair;
+        qsort(pairs, (size_t)found, sizeof *pairs, by_long);
+        pair = mode_of(pairs, (size_t)found, &count);
+        topo_format(t, L->coords + (pair / P) * t->ndims, a_at, sizeof a_at);
+        topo_format(t, L->coords + (pair % P) * t->ndims, b_at, sizeof b_at);
+        snprintf(text, sizeof text, "%ld(%s)-%ld(%s)", pair / P, a_at, pair % P, b_at); /* no blank: a summary-line value */
+        jb_result_str(ctx, "slowest_pair", text, 0);
+        jb_result_int(ctx, "slowest_pair_calls", count, 0);
+        printf("# slowest pair: %s in %ld of %ld calls", text, count, calls);
+        if (crossed) {
+            qsort(links, crossed, sizeof *links, by_long);
+            long link = mode_of(links, crossed, &count), node = link / 2 / t->ndims;
+            int c[TOPO_MAXDIMS];
+            topo_coords(t, node, c);
+            topo_format(t, c, a_at, sizeof a_at);
+            snprintf(text, sizeof text, "(%s)%cdim%ld", a_at, link % 2 ? '+' : '-', link / 2 % t->ndims);
+            jb_result_str(ctx, "slowest_link", text, 0);
+            jb_result_int(ctx, "slowest_link_calls", count, 0);
+            printf("; the link its path crossed most: %s, in %ld calls", text, count);
+        }
+        printf("\n");
+    }
+    free(participant);
+    free(pairs);
+    free(links);
+    free(route);
+}
+
 /* One result line: the per-call statistics of the round trip over the pairs,
  * the latency, and the slow-down against the baseline (0: none). */
 static double report(jb_ctx *ctx, const layout *L, int pattern, size_t size, long hops, long k, run_state *s,
@@ -338,6 +419,7 @@ static double report(jb_ctx *ctx, const layout *L, int pattern, size_t size, lon
     jb_result_num(ctx, "latency_us", mean, 1);
     jb_result_num(ctx, "latency_p50_us", lat.p50, 1);
     jb_result_num(ctx, "slowdown", baseline > 0 ? lat.p50 / baseline : NAN, 1);
+    report_slowest_path(ctx, L, pattern, s);
     jb_calls_report(ctx, st, 0);
     jb_result_end(ctx);
     return lat.p50;
@@ -393,6 +475,11 @@ int main(int argc, char **argv)
     jb_json_str(cfg, "call", "a barrier, then one ping-pong of every active pair at once, timed by the side that starts");
     jb_json_str(cfg, "latency_us", "mean over calls of the mean over pairs of the round trip / 2");
     jb_json_str(cfg, "latency_p50_us", "median over calls of the mean over pairs of the round trip / 2");
+    jb_json_str(cfg, "slowest_pair slowest_link", "over the calls, the commonest pair whose round trip was the "
+                                                  "per-call MAX ('a(coordinates)-b(coordinates)'), and the directed "
+                                                  "link that most calls' slowest pair crossed there or back ('(its "
+                                                  "node's coordinates)+dimD', the + or - way); _calls: in how many "
+                                                  "calls");
     jb_json_str(cfg, "slowdown", "pairs: latency_p50_us over that of hops at the same size and distance in this run; "
                                  "link: over that of k = 1 (null: no baseline in this run)");
     jb_calls_describe(cfg);

@@ -39,6 +39,7 @@ void jb_calls_init(jb_ctx *ctx, jb_calls *s, long calls)
     jb_holders *both[2] = {&s->slowest, &s->latest};
     for (int k = 0; k < 2; k++) {
         both[k]->at = jb_alloc(ctx, (size_t)calls, sizeof *both[k]->at, "--calls");
+        both[k]->decided = jb_alloc(ctx, (size_t)calls, 1, "--calls");
         both[k]->node_calls = jb_alloc(ctx, (size_t)s->nnodes, sizeof *both[k]->node_calls, "the nodes");
     }
     s->node_tasks = jb_alloc(ctx, (size_t)s->nnodes, sizeof *s->node_tasks, "the nodes");
@@ -49,14 +50,14 @@ void jb_calls_init(jb_ctx *ctx, jb_calls *s, long calls)
 /* What jb_calls holds per task: for jb_memory_add before anything is allocated. */
 void jb_calls_memory(jb_memory *m, long calls)
 {
-    jb_memory_add(m, "--calls (11 arrays of per-call times, 3 of maxima and their tasks)", (size_t)calls,
-                  11 * sizeof(double) + 3 * sizeof(jb_maxloc));
+    jb_memory_add(m, "--calls (11 arrays of per-call times, 3 of maxima and their tasks, 2 of flags)", (size_t)calls,
+                  11 * sizeof(double) + 3 * sizeof(jb_maxloc) + 2);
 }
 
 void jb_calls_memory_variants(jb_memory *m, long calls, long variants)
 {
     size_t per_variant;
-    if (jb_mul((size_t)calls, 11 * sizeof(double) + 3 * sizeof(jb_maxloc), &per_variant) != 0)
+    if (jb_mul((size_t)calls, 11 * sizeof(double) + 3 * sizeof(jb_maxloc) + 2, &per_variant) != 0)
         per_variant = (size_t)-1;
     jb_memory_add(m, "--calls x variants (14 arrays of per-call times each)", (size_t)variants, per_variant);
 }
@@ -76,8 +77,10 @@ void jb_calls_free(jb_calls *s)
     free(s->mine_at);
     free(s->entered);
     free(s->slowest.at);
+    free(s->slowest.decided);
     free(s->slowest.node_calls);
     free(s->latest.at);
+    free(s->latest.decided);
     free(s->latest.node_calls);
     free(s->task_node);
     free(s->node_tasks);
@@ -243,15 +246,14 @@ static void find_holders(jb_calls *s, MPI_Comm comm, const double *value, jb_hol
 
 /* Rank 0: counts per node the calls whose holder stands out by more than what the calls'
  * synchronisation cannot resolve (margin[c] < 0: no margin known, every call counts); a call
- * that does not is left to no one (task -1). */
+ * that does not is decided for no one. */
 static void count_holders(jb_calls *s, jb_holders *h, const double *excess, const double *margin)
 {
     memset(h->node_calls, 0, (size_t)s->nnodes * sizeof *h->node_calls);
     for (long c = 0; c < s->calls; c++) {
         int node = s->task_node[h->at[c].task];
-        if (node < 0 || (margin[c] >= 0 && !(excess[c] > margin[c])))
-            h->at[c].task = -1;
-        else
+        h->decided[c] = node >= 0 && (margin[c] < 0 || excess[c] > margin[c]);
+        if (h->decided[c])
             h->node_calls[node]++;
     }
 }
@@ -404,7 +406,7 @@ static void report_holders(jb_ctx *ctx, const jb_calls *s, const jb_holders *h, 
     int *holder = jb_alloc(ctx, calls, sizeof *holder, "--calls");
     long *held = jb_alloc(ctx, calls, sizeof *held, "--calls"), distinct = 0;
     for (size_t c = 0; c < calls; c++)
-        holder[c] = h->at[c].task;
+        holder[c] = h->decided[c] ? h->at[c].task : -1;
     qsort(holder, calls, sizeof *holder, by_int);
     for (size_t c = 0; c < calls; c++) {
         if (holder[c] < 0)

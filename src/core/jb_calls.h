@@ -29,6 +29,7 @@ typedef struct {
 /* Who held each call's maximum of something over tasks. */
 typedef struct {
     jb_maxloc *at;           /* per call: the maximum and its task (rank 0 after reduce) */
+    unsigned char *decided;  /* per call: the holder stood out by more than the synchronisation resolves */
     long *node_calls;        /* per node: the calls whose maximum a task of the node held */
 } jb_holders;
 
