@@ -26,10 +26,13 @@ NORMAL = {
     "eager": ["--delay", "1000", "--repeats", "1", "--max-size", "4K"],
     "contention": ["--dims", "{np}", "--calls", "3", "--size", "8:1K", "--validate"],
     "noise": ["--duration", "0.1", "--calls", "2", "--trace", "{tmp}/trace.txt"],
+    "pairs": ["--calls", "6", "--windows", "6", "--passes", "1", "--bandwidth-size", "4K", "--tasks-per-node", "1",
+              "--matrix", "{tmp}/matrix.csv"],
+    "congestion": ["--calls", "4", "--rounds", "2", "--tasks-per-node", "1", "--congestors", "none"],
 }
 # on one rank these refuse, as they should: the refusal is what runs under the sanitizers
 ONE_RANK_REFUSAL = {"pingpong": "needs an even number of tasks", "eager": "needs at least 2 tasks",
-                    "contention": "needs at least 2 nodes"}
+                    "contention": "needs at least 2 nodes", "congestion": "the canaries need 2 nodes"}
 
 
 @pytest.fixture(scope="module")

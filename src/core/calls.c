@@ -391,11 +391,19 @@ static void report_holders(jb_ctx *ctx, const jb_calls *s, const jb_holders *h, 
         recording += s->node_tasks[i];
         node_family += s->node_tasks[i] > 0;
     }
+    jb_json *j = jb_result_json(ctx);
+    jb_json_object(j, key);
+    jb_json_int(j, "decided_calls", counted);
+    jb_json_num(j, "rate", JB_SLOWEST_RATE);
+    jb_json_array(j, "node_calls");
+    for (int i = 0; i < s->nnodes; i++)
+        jb_json_int(j, NULL, h->node_calls[i]);
+    jb_json_end(j);
+    jb_json_array(j, "node_tasks");
+    for (int i = 0; i < s->nnodes; i++)
+        jb_json_int(j, NULL, s->node_tasks[i]);
+    jb_json_end(j);
     if (counted == 0 || recording == 0) {
-        jb_json *j = jb_result_json(ctx);
-        jb_json_object(j, key);
-        jb_json_int(j, "decided_calls", 0);
-        jb_json_num(j, "rate", JB_SLOWEST_RATE);
         jb_json_end(j);
         printf("# %s: in none of %ld calls one task %s by more than the synchronisation resolves\n", key,
                s->calls, what);
@@ -420,21 +428,8 @@ static void report_holders(jb_ctx *ctx, const jb_calls *s, const jb_holders *h, 
     double *p = jb_alloc(ctx, groups, sizeof *p, "the tasks");
     size_t *order = jb_alloc(ctx, groups, sizeof *order, "the tasks");
     int *named = jb_alloc(ctx, groups, sizeof *named, "the tasks");
-    jb_json *j = jb_result_json(ctx);
     char line[512];
     size_t len = 0;
-    jb_json_object(j, key);
-    jb_json_int(j, "decided_calls", counted);
-    jb_json_num(j, "rate", JB_SLOWEST_RATE);
-    jb_json_array(j, "node_calls");
-    for (int i = 0; i < s->nnodes; i++)
-        jb_json_int(j, NULL, h->node_calls[i]);
-    jb_json_end(j);
-    jb_json_array(j, "node_tasks");
-    for (int i = 0; i < s->nnodes; i++)
-        jb_json_int(j, NULL, s->node_tasks[i]);
-    jb_json_end(j);
-
     for (int i = 0; i < s->nnodes; i++)
         p[i] = jb_binomial_upper(counted, h->node_calls[i], (double)s->node_tasks[i] / (double)recording);
     long nodes_named = jb_holm(p, s->nnodes, node_family, JB_SLOWEST_RATE, order, named);
