@@ -4,6 +4,11 @@ injected on one task, whether that task and its node are named and in what share
 
     .venv/bin/python benchmarks/culprit_rates.py [--mpi openmpi] [--ranks 2] [--tasks-per-node 1]
         [--clean 20] [--injected 5] [--calls 300] [--sync barrier] [--wait-us 2000] [--p 0.3]
+        [--srun "-p vc -N 3 --ntasks-per-node 1 --mpi=pmix"]
+
+--srun launches with srun and those options instead of the MPI's own launcher (the virtual
+cluster: eval "$(ci/vcluster/vcluster.sh env)" first); the MPI's yield_vars are set there, since
+the virtual cluster's nodes share this machine's cores (jitterbench/mpi.py).
 
 The test's rate holds where the tasks are alike; a run that names a task in a clean run says
 they were not (a core that takes interrupts, a rank doing the clocks' work).  A benchmark
@@ -11,6 +16,8 @@ script, not a test: what a shared machine does is printed, never asserted.
 """
 import argparse
 import json
+import os
+import shlex
 import subprocess
 import sys
 import tempfile
@@ -23,9 +30,12 @@ from jitterbench import mpi as mpis
 def one_run(m, args, seed, extra):
     with tempfile.TemporaryDirectory() as tmp:
         doc = Path(tmp, "halo.json")
-        cmd, env = m.launch(args.ranks, [m.binary("halo"), "--tasks-per-node", str(args.tasks_per_node),
-                                         "--pattern", "isend-recv", "--calls", str(args.calls), "--sync", args.sync,
-                                         "--seed", str(seed), *extra, "--json", doc])
+        argv = [m.binary("halo"), "--tasks-per-node", str(args.tasks_per_node), "--pattern", "isend-recv",
+                "--calls", str(args.calls), "--sync", args.sync, "--seed", str(seed), *extra, "--json", doc]
+        if args.srun:
+            cmd, env = ["srun", *shlex.split(args.srun), *map(str, argv)], {**os.environ, **m.yield_vars}
+        else:
+            cmd, env = m.launch(args.ranks, argv)
         subprocess.run(cmd, env=env, check=True, capture_output=True, timeout=600)
         return json.loads(doc.read_text())["results"][0]  # one pattern, one size
 
@@ -45,10 +55,11 @@ def main():
     parser.add_argument("--sync", default="barrier", choices=["barrier", "window"])
     parser.add_argument("--wait-us", type=float, default=2000)
     parser.add_argument("--p", type=float, default=0.3)
+    parser.add_argument("--srun", default="", help="srun's options: launch with srun instead")
     args = parser.parse_args()
     m = mpis.by_name(args.mpi)
     culprit = args.ranks - 1
-    print(f"# {m.name}, {args.ranks} ranks, {args.tasks_per_node} a node, {args.calls} calls, --sync {args.sync}; "
+    print(f"# {m.name}{' by srun ' + args.srun if args.srun else ''}, {args.ranks} ranks, {args.tasks_per_node} a node, {args.calls} calls, --sync {args.sync}; "
           f"stated rate 1 % per run and holder")
     clean = [one_run(m, args, 100 + i, []) for i in range(args.clean)]
     for key in ("slowest", "latest"):

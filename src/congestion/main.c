@@ -108,13 +108,7 @@ static void draw_ring(unsigned long long seed, int k, long c, long *perm, long n
 {
     jb_rng rng;
     jb_rng_seed(&rng, seed, 0xc0ffee00ULL + (uint64_t)(c * NCANARIES + k));
-    for (long i = 0; i < n; i++)
-        perm[i] = i;
-    for (long i = n - 1; i > 0; i--) {
-        long j = (long)(jb_rng_uniform(&rng) * (double)(i + 1)), t = perm[i];
-        perm[i] = perm[j];
-        perm[j] = t;
-    }
+    jb_rng_shuffle(&rng, perm, n);
 }
 
 int main(int argc, char **argv)

@@ -93,14 +93,7 @@ void pairs_random(long participants, uint64_t seed, long call, long *perm, pairi
     clear(out, participants);
     jb_rng rng;
     jb_rng_seed(&rng, seed, (uint64_t)call);
-    for (long i = 0; i < participants; i++)
-        perm[i] = i;
-    for (long i = participants - 1; i > 0; i--) { /* Fisher-Yates */
-        long j = (long)(jb_rng_next(&rng) % (uint64_t)(i + 1));
-        long tmp = perm[i];
-        perm[i] = perm[j];
-        perm[j] = tmp;
-    }
+    jb_rng_shuffle(&rng, perm, participants);
     for (long i = 0; i + 1 < participants; i += 2)
         pair(out, perm[i], perm[i + 1]);
 }

@@ -194,6 +194,17 @@ uint64_t jb_rng_next(jb_rng *r)
 
 double jb_rng_uniform(jb_rng *r) { return (double)(jb_rng_next(r) >> 11) * 0x1.0p-53; }
 
+void jb_rng_shuffle(jb_rng *r, long *perm, long n)
+{
+    for (long i = 0; i < n; i++)
+        perm[i] = i;
+    for (long i = n - 1; i > 0; i--) {
+        long j = (long)(jb_rng_next(r) % (uint64_t)(i + 1)), t = perm[i];
+        perm[i] = perm[j];
+        perm[j] = t;
+    }
+}
+
 static double rng_normal(jb_rng *r) /* Box and Muller */
 {
     double u = 1.0 - jb_rng_uniform(r), v = jb_rng_uniform(r);

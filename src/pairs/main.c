@@ -173,13 +173,9 @@ static void shuffle_nodes(unsigned long long seed, long q, long n, long *label, 
 {
     jb_rng rng;
     jb_rng_seed(&rng, seed, 0x9a125ULL + (uint64_t)q);
-    for (long i = 0; i < n; i++)
+    jb_rng_shuffle(&rng, label, n);
+    for (long i = 0; q == 0 && i < n; i++)
         label[i] = i;
-    for (long i = n - 1; q > 0 && i > 0; i--) {
-        long j = (long)(jb_rng_uniform(&rng) * (double)(i + 1)), t = label[i];
-        label[i] = label[j];
-        label[j] = t;
-    }
     for (long i = 0; i < n; i++)
         node_of[label[i]] = i;
 }

@@ -175,6 +175,20 @@ static void test_rng(void)
     }
     CHECK(same && differs && in_range);
     CHECK(abs(hits - 10000) < 500); /* 5 standard deviations */
+    /* a shuffle is a permutation, and each of 3! orders comes about 1/6 of the time */
+    long perm[5], seen[6] = {0};
+    int permutation = 1;
+    for (int t = 0; t < 6000; t++) {
+        jb_rng_shuffle(&a, perm, 3);
+        permutation &= perm[0] + perm[1] + perm[2] == 3 && perm[0] != perm[1] && perm[1] != perm[2] &&
+                       perm[0] != perm[2];
+        seen[perm[0] * 2 + (perm[1] > perm[2])]++;
+    }
+    CHECK(permutation);
+    for (int k = 0; k < 6; k++)
+        CHECK(labs(seen[k] - 1000) < 150); /* 5 standard deviations of 1000 */
+    jb_rng_shuffle(&a, perm, 1);
+    CHECK(perm[0] == 0);
 }
 
 /* gamma variates: mean, sd and skewness (2 / sqrt(shape)) of 400000 draws, for Tabe's
