@@ -180,12 +180,12 @@ def _named(found, key, what):
 
 @figure
 def culprits(col):
-    """Whose maximum: the tasks and nodes that held the per-call MAX, or entered last
+    """Whose maximum: the tasks and nodes that held the per-call MAX, or waited longest before communicating
 
     For each result, the share of its decided calls whose maximum a node's task held (bars) against the node's
     share of the tasks (black ticks): "slowest" is the task whose call took longest (it waited most); "latest",
-    where the benchmark times it (jb-halo), the task that entered the communication last (the late sender the others
-    waited for).  A call is decided where the maximum stands out by more than the synchronisation resolves.  The
+    where the benchmark times it (jb-halo), the task whose call spent longest before its communication (the late
+    sender the others waited for).  A call is decided where the maximum stands out by more than the synchronisation resolves.  The
     table names the nodes and tasks held more often than their share by a one-sided binomial test, Holm-corrected
     over the job's nodes and tasks at the stated false-alarm rate; such a test assumes the tasks alike, so a
     machine whose tasks differ (a core that takes the interrupts) shows as named.

@@ -83,7 +83,7 @@ def test_injected_noise_reaches_the_per_call_max(halo):
 
 def test_a_wait_injected_on_one_task_names_it_and_its_node_the_latest(halo):
     """Issue 30's known answer: a wait injected on task 1 (of two, each its own virtual node) makes
-    it the late sender the other waits for: named with its node among those that entered last, in
+    it the late sender the other waits for: named with its node as the one that waited before communicating, in
     about the injected share of calls.  (Whose call took longest cannot tell them apart: the
     waiter's time exceeds the late task's by a message's latency, less than the clocks resolve.)"""
     calls, p, wait_us = 300, 0.3, 2000

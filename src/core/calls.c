@@ -36,6 +36,7 @@ void jb_calls_init(jb_ctx *ctx, jb_calls *s, long calls)
     s->entered = jb_alloc(ctx, (size_t)calls, sizeof *s->entered, "--calls");
     s->node = ctx->nodes.node;
     s->nnodes = ctx->nodes.nnodes;
+    s->resolution_us = ctx->timer.resolution * 1e6;
     jb_holders *both[2] = {&s->slowest, &s->latest};
     for (int k = 0; k < 2; k++) {
         both[k]->at = jb_alloc(ctx, (size_t)calls, sizeof *both[k]->at, "--calls");
@@ -214,7 +215,7 @@ void jb_call_entered(jb_ctx *ctx, jb_calls *s, long c)
 {
     if (c < 0)
         return;
-    s->entered[c] = MPI_Wtime() + ctx->clock.offset;
+    s->entered[c] = (MPI_Wtime() + ctx->clock.offset - s->start[c]) * 1e6; /* since its own start */
     s->timed_entries = 1;
 }
 
@@ -311,22 +312,20 @@ void jb_calls_reduce(jb_calls *s, MPI_Comm comm)
         count_holders(s, &s->slowest, high, low);
     }
     if (s->timed_entries) {
-        /* the latest to enter counts when it entered later than the mean entry by more than
-         * the clocks' error bound: entries closer than that cannot be ordered.  The mean is of
-         * the gaps to the latest (absolute times lose their microseconds in a sum) */
-        for (int c = 0; c < n; c++) /* NaN (no entry): never the latest */
+        /* the late task: the longest wait before its communication, each on its own clock from its
+         * own start (so neither the clocks' offsets nor how the barrier let the tasks go enter); it
+         * counts when it exceeds the others' mean by more than the timer resolves */
+        for (int c = 0; c < n; c++) { /* NaN (no entry): never the latest */
             low[c] = isnan(s->entered[c]) ? -HUGE_VAL : s->entered[c];
+            high[c] = isnan(s->entered[c]) ? 0 : s->entered[c];
+        }
         find_holders(s, comm, low, &s->latest);
-        for (int c = 0; me == 0 && c < n; c++)
-            high[c] = s->latest.at[c].us;
-        MPI_Bcast(high, n, MPI_DOUBLE, 0, comm);
-        for (int c = 0; c < n; c++)
-            low[c] = isnan(s->entered[c]) ? 0 : (high[c] - s->entered[c]) * 1e6;
-        MPI_Reduce(low, high, n, MPI_DOUBLE, MPI_SUM, 0, comm);
+        MPI_Reduce(high, low, n, MPI_DOUBLE, MPI_SUM, 0, comm);
         if (me == 0) {
             for (int c = 0; c < n; c++) {
-                high[c] /= s->tasks > 1 ? s->tasks - 1 : 1; /* the mean gap to the others */
-                low[c] = s->error_bound * 1e6;
+                double latest = s->latest.at[c].us;
+                high[c] = latest - (low[c] - latest) / (s->tasks > 1 ? s->tasks - 1 : 1);
+                low[c] = s->resolution_us;
             }
             count_holders(s, &s->latest, high, low);
         }
@@ -527,7 +526,7 @@ void jb_calls_report(jb_ctx *ctx, const jb_calls *s, int series)
     jb_json_hist(j, "histogram", &s->all);
     report_holders(ctx, s, &s->slowest, "slowest", "took longest");
     if (s->timed_entries)
-        report_holders(ctx, s, &s->latest, "latest", "entered the communication last");
+        report_holders(ctx, s, &s->latest, "latest", "waited longest before its communication");
     if (series) {
         jb_json_object(j, "series");
         jb_json_nums(j, "max_us", s->max, (size_t)calls);
@@ -559,10 +558,10 @@ void jb_calls_describe(jb_json *j)
                               "by a one-sided binomial test Holm-corrected over the job's nodes and over its tasks at "
                               "family-wise false-alarm rate 'rate' (nodes, tasks: by p, at most 64 tasks listed of "
                               "tasks_named); and the task that held it most often (commonest_task), named or not");
-    jb_json_str(j, "latest", "the same of the task that entered each call's communication last on the synchronised "
-                             "clocks, after what the call does first (an injected wait): the late sender whom the "
-                             "others waited for; a call is decided where it entered later than the others' mean by "
-                             "more than the clocks' error bound");
+    jb_json_str(j, "latest", "the same of the task whose call spent longest before its communication (an injected "
+                             "wait, a computation), each on its own clock from its own start: the late sender whom "
+                             "the others waited for; a call is decided where that exceeds the others' mean by more "
+                             "than the timer's resolution");
     jb_json_str(j, "start_skew_us start_skew_max_us",
                 "mean and maximum over calls of the latest minus the earliest start over tasks, on clocks "
                 "synchronised at the start of the result (offsets to rank 0: SKaMPI's ping-pong over HCA's tree)");

@@ -54,12 +54,13 @@ typedef struct {
     double width;            /* with a stopping rule: the relative half-width the median's interval reached */
     /* whose maximum, by MPI_MAXLOC in the same reductions (rank 0 after reduce): the task whose
      * call took longest (slowest: it waited most), and with jb_call_entered the task that
-     * entered the call's communication last (latest: it made the others wait, Scalasca's
-     * late sender).  Each task's node and the counts per node come with them: O(tasks + nodes)
+     * spent longest before the call's communication (latest: it made the others wait,
+     * Scalasca's late sender).  Each task's node and the counts per node come with them: O(tasks + nodes)
      * on rank 0, never O(tasks x calls). */
     jb_holders slowest, latest;
     jb_maxloc *mine_at;      /* working space of the reductions */
-    double *entered;         /* this task's entry per call, synchronised clock (s) */
+    double *entered;         /* per call: this task's wait before its communication, from its start (us) */
+    double resolution_us;    /* the timer's: what decides the latest */
     int timed_entries;       /* the benchmark called jb_call_entered */
     int node, nnodes;        /* this task's node (jb_nodes); the job's nodes */
     int *task_node;          /* rank 0 after reduce: each task's node, -1 for a task that recorded nothing */
@@ -108,8 +109,9 @@ void jb_calls_schedule_record(jb_ctx *ctx, jb_schedule *sch, const long *timed);
  * or when its window opens; returns MPI_Wtime() at the start and records it. */
 double jb_call_start(jb_ctx *ctx, jb_calls *s, MPI_Comm comm, long c);
 void jb_calls_record(jb_calls *s, long call, double us);
-/* Timed call c (>= 0) enters its communication now, after what came before it in the call
- * (--inject's wait, a computation): the latest to enter made the others wait. */
+/* Timed call c (>= 0, started by jb_call_start) enters its communication now, after what came
+ * before it in the call (--inject's wait, a computation): the task that waited longest made
+ * the others wait. */
 void jb_call_entered(jb_ctx *ctx, jb_calls *s, long c);
 /* Collective over comm; root is rank 0.  Calls a task did not record do not
  * count; each call must be recorded by the same number of tasks.  Besides the
