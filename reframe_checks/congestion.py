@@ -14,8 +14,8 @@ from jitterbench.checks import JitterbenchCheck, partition_scale
 RECORD = benchmarks.by_benchmark("congestion")
 CANARIES = ("latency", "bandwidth", "allreduce")
 CONGESTORS = ("alltoall", "incast", "bcast")
-# four nodes at least: two for the canaries, two for one kind of congestor
-EVERY_NODE = partition_scale("max_nodes", lambda most: [most] if most >= 4 else [])
+# four nodes at least (the record's min_nodes): two for the canaries, two for one kind of congestor
+EVERY_NODE = partition_scale("max_nodes", lambda most: [most] if most >= RECORD.min_nodes else [])
 
 
 def canary_nodes(nodes):

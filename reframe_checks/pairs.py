@@ -17,7 +17,7 @@ from jitterbench import benchmarks
 from jitterbench.checks import JitterbenchCheck, partition_scale
 
 RECORD = benchmarks.by_benchmark("pairs")
-EVERY_NODE = partition_scale("max_nodes", lambda most: [most] if most > 1 else [])
+EVERY_NODE = partition_scale("max_nodes", lambda most: [most] if most >= RECORD.min_nodes else [])
 
 
 @rfm.simple_test

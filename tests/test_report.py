@@ -172,6 +172,8 @@ def small_run(tmp_path_factory):
         "alltoall": (2, ["--method", "pairwise", "--size", "1K"]),
         "contention": (4, ["--dims", "4", "--size", "8"]),
         "noise": (2, ["--duration", "0.2"]),
+        "pairs": (3, ["--tasks-per-node", "1", "--windows", "6", "--passes", "1", "--bandwidth-size", "4K"]),
+        "congestion": (4, ["--tasks-per-node", "1", "--congestors", "alltoall", "--rounds", "2"]),
     }
     paths = []
     for bench, (np, args) in runs_.items():

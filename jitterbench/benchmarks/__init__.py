@@ -182,6 +182,7 @@ class Descriptor:
     long_options: tuple = ()      # options any valid value of which but a small one runs long
     own_check: bool = True        # reframe_checks/<benchmark>.py holds its check; else records.py makes it
     features: tuple = ("mpi",)    # the partition features its check runs on (ReFrame's valid_systems)
+    min_nodes: int = 1            # the fewest nodes its check runs on (one task a node: pairs, congestion)
 
     def value(self, name):
         """The check's default of a parameter: a list for a tuple of values, else the value."""

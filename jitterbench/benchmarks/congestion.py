@@ -63,6 +63,7 @@ DESCRIPTOR = Descriptor(
                    "congestor-size": ["1K"]},
     # calls x rounds x 2 phases: a barrier and a ring exchange of 128 KiB or less, per canary
     cost=lambda v: 2 * ((v.get("calls") or 200) + 10) * (3 * 2 * 5e-6 + 2 * 131072 / 1e9) + 0.1 * (v.get("rounds") or 10),
+    min_nodes=4,
     figures=(congestion,),
     summary=(Column.text("canary", "canary"), Column.text("phase", "phase"), Column.number("avg us", "avg_us"),
              Column.number("p99 us", "p99_us"), Column.number("impact avg", "impact_avg", 2, required=False),

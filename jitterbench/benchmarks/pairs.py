@@ -94,6 +94,7 @@ DESCRIPTOR = Descriptor(
     cost=lambda v: max(v["nodes"] - 1 + v["nodes"] % 2, 0) * (
         3 * cost.barrier_s(v["nodes"]) + 2 * ((v.get("calls") or 200) + 30) * cost.message_s(8) +
         ((v.get("windows") or 30) + 6) * 16 * cost.message_s(v.get("bandwidth_size") or 1 << 20)),
+    min_nodes=2,
     figures=(pairs,),
     summary=(Column.text("scope", "scope"), Column.text("node", "node"), Column.text("host", "host"),
              Column.number("latency us", "latency_p50_us", 2), Column.number("bandwidth MB/s", "bandwidth_p50_mb_s"),
