@@ -294,6 +294,10 @@ void jb_calls_reduce(jb_calls *s, MPI_Comm comm)
     int me, tasks, my_node = recorded ? s->node : -1;
     MPI_Comm_rank(comm, &me);
     MPI_Comm_size(comm, &tasks);
+    if (me == 0 && !s->task_node) { /* a benchmark's mistake, not the user's */
+        fprintf(stderr, "jitterbench: internal error: a per-call reduction's root is not world rank 0\n");
+        MPI_Abort(MPI_COMM_WORLD, 4);
+    }
     MPI_Gather(&my_node, 1, MPI_INT, s->task_node, 1, MPI_INT, 0, comm);
     s->tasks = n ? (int)(all_recorded / n) : 0;
     if (me == 0) {

@@ -113,9 +113,10 @@ void jb_calls_record(jb_calls *s, long call, double us);
  * before it in the call (--inject's wait, a computation): the task that waited longest made
  * the others wait. */
 void jb_call_entered(jb_ctx *ctx, jb_calls *s, long c);
-/* Collective over comm; root is rank 0.  Calls a task did not record do not
- * count; each call must be recorded by the same number of tasks.  Besides the
- * statistics, rank 0 learns which task held each call's maximum. */
+/* Collective over comm; root is rank 0, which must be world rank 0 (every benchmark's comm
+ * keeps the world's order).  Calls a task did not record do not count; each call must be
+ * recorded by the same number of tasks.  Besides the statistics, rank 0 learns which task
+ * held each call's maximum. */
 void jb_calls_reduce(jb_calls *s, MPI_Comm comm);
 /* The mean over calls of the per-call MAX (us): max_us.  Rank 0, after the reduce. */
 double jb_calls_mean_max(const jb_calls *s);
