@@ -230,7 +230,11 @@ def read_options(benchmark: str, src: Path = SRC) -> dict:
     table = re.search(r"struct option\s+\w+\[\]\s*=\s*\{(.*?)\};", (src / benchmark / "main.c").read_text(), re.S)
     if not common or not table:
         raise RuntimeError(f"no getopt_long table found for {benchmark} in src/")
-    entries = OPTION_ENTRY.findall(table.group(1)) + OPTION_ENTRY.findall(common.group(1))
+    # an entry the core's headers define once for several benchmarks (JB_INJECT_TASKS_LONGOPT)
+    shared = dict(re.findall(r"#define\s+(\w+_LONGOPT)\s+(\{[^}]*\})",
+                             "\n".join(p.read_text() for p in (src / "core").glob("*.h"))))
+    own = re.sub(r"\b\w+_LONGOPT\b", lambda m: shared.get(m.group(0), m.group(0)), table.group(1))
+    entries = OPTION_ENTRY.findall(own) + OPTION_ENTRY.findall(common.group(1))
     return {name: kind != "no_argument" for name, kind in entries}
 
 
