@@ -6,6 +6,7 @@ from __future__ import annotations
 import pytest
 
 from conftest import assert_rejected, run_benchmark
+from jitterbench import mpi as mpis
 
 pytestmark = pytest.mark.mpi
 
@@ -37,8 +38,9 @@ def test_canaries_and_congestors_sit_as_placed_and_the_factors_are_the_phases_ra
     (["--canary-share", "2"], "--canary-share"),
     (["--congestor-size", "2G"], "message sizes above 1G are not supported"),
 ])
-def test_bad_input_is_one_line(mpi, tmp_path, args, message):
-    assert_rejected(mpi, 3, [*SMALL, *args], message, "congestion", tmp_path)
+def test_bad_input_is_one_line(tmp_path, args, message):
+    # the core parses them alike under every MPI: one is enough (CI's time)
+    assert_rejected(mpis.OPENMPI, 3, [*SMALL, *args], message, "congestion", tmp_path)
 
 
 def test_two_nodes_leave_no_node_for_a_congestor(mpi, tmp_path):

@@ -6,13 +6,14 @@ from __future__ import annotations
 import pytest
 
 from conftest import assert_rejected, run_benchmark
+from jitterbench import mpi as mpis
 
 pytestmark = pytest.mark.mpi
 
 SMALL = ["--calls", "6", "--windows", "6", "--passes", "1", "--bandwidth-size", "4K", "--tasks-per-node", "1"]
 
 
-@pytest.mark.parametrize("nodes", [2, 3, 4])
+@pytest.mark.parametrize("nodes", [3, 4])  # an odd count's byes and an even one's; two: every test of records
 def test_every_pair_once_in_the_rounds_and_the_matrix_file_says_the_same(mpi, tmp_path, nodes):
     matrix = tmp_path / "pairs.csv"
     run = run_benchmark(mpi, nodes, [*SMALL, "--matrix", str(matrix)], tmp_path / "pairs.json", benchmark="pairs")
@@ -59,5 +60,6 @@ def test_one_node_has_no_pairs_and_says_so(mpi, tmp_path):
     (["--matrix", "/nonexistent/folder/m.csv"], "--matrix"),
     (["--passes", "2"], "--calls 6 and --windows 6 give a pass fewer than 6 of each over 2 passes"),
 ])
-def test_bad_input_is_one_line(mpi, tmp_path, args, message):
-    assert_rejected(mpi, 2, [*SMALL, *args], message, "pairs", tmp_path)
+def test_bad_input_is_one_line(tmp_path, args, message):
+    # the core parses them alike under every MPI: one is enough (CI's time)
+    assert_rejected(mpis.OPENMPI, 2, [*SMALL, *args], message, "pairs", tmp_path)
