@@ -3,6 +3,9 @@ every pair once (even and odd node counts), the matrix file and the JSON agree, 
 ends in one line.  The known answers on a rate-limited node are tests/test_pairs_vcluster.py's."""
 from __future__ import annotations
 
+import math
+import statistics
+
 import pytest
 
 from conftest import assert_rejected, run_benchmark
@@ -38,6 +41,11 @@ def test_every_pair_once_in_the_rounds_and_the_matrix_file_says_the_same(mpi, tm
     for a, b, latency, bandwidth in rows:
         assert latency == pytest.approx(summary["matrix"]["latency_us"][int(a)][int(b)], rel=1e-5, abs=1e-4)  # 6 digits, 4 decimals
         assert bandwidth == pytest.approx(summary["matrix"]["bandwidth_mb_s"][int(a)][int(b)], rel=1e-5, abs=1e-4)
+    # the summary's medians are the medians of the node medians (on the log scale: even counts take
+    # the geometric mean of the middle two)
+    for key in ("latency_p50_us", "bandwidth_p50_mb_s"):
+        logs = [math.log(r[key]) for r in per_node]
+        assert summary[key] == pytest.approx(math.exp(statistics.median(logs)), rel=1e-5)
     # each node's slowest pair is the slowest of its row
     for r in per_node:
         row = [v for v in summary["matrix"]["latency_us"][r["node"]] if v is not None]

@@ -441,8 +441,8 @@ static void report_holders(jb_ctx *ctx, const jb_calls *s, const jb_holders *h, 
         int i = (int)order[k];
         double fair = (double)s->node_tasks[i] / (double)recording;
         slowest_entry(j, NULL, "node", i, -1, h->node_calls[i], counted, s->calls, fair, p[i]);
-        if (k < 4)
-            len += len >= sizeof line ? 0 : (size_t)snprintf(line + len, sizeof line - len, "%s node %d (%.0f %% of calls, fair %.0f %%)",
+        if (k < 4 && len < sizeof line)
+            len += (size_t)snprintf(line + len, sizeof line - len, "%s node %d (%.0f %% of calls, fair %.0f %%)",
                                     k ? "," : " nodes:", i, 100.0 * (double)h->node_calls[i] / (double)counted,
                                     100 * fair);
     }

@@ -184,12 +184,13 @@ static void shuffle_nodes(unsigned long long seed, long q, long n, long *label, 
  * of each node's median (centre, on every node) and the median over nodes of each node's median
  * absolute deviation from it, x 1.4826 (the normal's sigma).  Rank 0 of comm gathers two values
  * a node, never the matrix. */
-static void robust_scale(MPI_Comm comm, const double *logs, double *work, size_t n, double *centre, double *sigma)
+static void robust_scale(jb_ctx *ctx, MPI_Comm comm, const double *logs, double *work, size_t n, double *centre,
+                         double *sigma)
 {
     int size, me;
     MPI_Comm_size(comm, &size);
     MPI_Comm_rank(comm, &me);
-    double *all = me == 0 ? malloc((size_t)size * sizeof *all) : NULL, mine;
+    double *all = me == 0 ? jb_alloc(ctx, (size_t)size, sizeof *all, "the nodes") : NULL, mine;
     memcpy(work, logs, n * sizeof *work);
     mine = median_of(work, n);
     MPI_Gather(&mine, 1, MPI_DOUBLE, all, 1, MPI_DOUBLE, 0, comm);
@@ -375,8 +376,8 @@ int main(int argc, char **argv)
                 bw[i++] = log(row[j].bandwidth_mb_s);
             }
         double lat_centre, lat_sigma, bw_centre, bw_sigma;
-        robust_scale(nodes, lat, work, others, &lat_centre, &lat_sigma);
-        robust_scale(nodes, bw, work, others, &bw_centre, &bw_sigma);
+        robust_scale(&ctx, nodes, lat, work, others, &lat_centre, &lat_sigma);
+        robust_scale(&ctx, nodes, bw, work, others, &bw_centre, &bw_sigma);
         node_summary mine = {.latency_max = 0, .bandwidth_min = HUGE_VAL};
         int len;
         MPI_Get_processor_name(mine.host, &len); /* at most MPI_MAX_PROCESSOR_NAME; the summary keeps 63 */
@@ -444,13 +445,7 @@ int main(int argc, char **argv)
 
         if (me == 0) {
             /* the nodes: one more than half of whose pairs are outliers explains them */
-            double *node_lat = jb_alloc(&ctx, (size_t)n, sizeof *node_lat, "the nodes"),
-                   *node_bw = jb_alloc(&ctx, (size_t)n, sizeof *node_bw, "the nodes"),
-                   *sorted = jb_alloc(&ctx, (size_t)n, sizeof *sorted, "the nodes");
-            for (long i = 0; i < n; i++) {
-                node_lat[i] = log(summaries[i].latency_p50);
-                node_bw[i] = log(summaries[i].bandwidth_p50);
-            }
+            double *line = jb_alloc(&ctx, (size_t)n, sizeof *line, "the nodes"); /* a row of the matrix */
             char named[1024] = "";
             size_t at = 0;
             long nodes_named = 0;
@@ -481,10 +476,9 @@ int main(int argc, char **argv)
             jb_result_str(&ctx, "scope", "pairs", 0);
             jb_result_int(&ctx, "nodes", n, 0);
             jb_result_int(&ctx, "pairs", npairs, 0);
-            memcpy(sorted, node_lat, (size_t)n * sizeof *sorted);
-            jb_result_num(&ctx, "latency_p50_us", exp(median_of(sorted, (size_t)n)), 1);
-            memcpy(sorted, node_bw, (size_t)n * sizeof *sorted);
-            jb_result_num(&ctx, "bandwidth_p50_mb_s", exp(median_of(sorted, (size_t)n)), 1);
+            /* the median of the node medians: the outliers' centre */
+            jb_result_num(&ctx, "latency_p50_us", exp(lat_centre), 1);
+            jb_result_num(&ctx, "bandwidth_p50_mb_s", exp(bw_centre), 1);
             jb_result_num(&ctx, "latency_max_us", worst_lat, 1);
             jb_result_num(&ctx, "bandwidth_min_mb_s", worst_bw, 1);
             jb_result_int(&ctx, "outlier_pairs", outliers_all, 1);
@@ -511,8 +505,8 @@ int main(int argc, char **argv)
                     jb_json_array(j, keys[q]);
                     for (long a = 0; a < n; a++) {
                         for (long b = 0; b < n; b++)
-                            sorted[b] = q ? matrix[a * n + b].bandwidth_mb_s : matrix[a * n + b].latency_us;
-                        jb_json_nums(j, NULL, sorted, (size_t)n);
+                            line[b] = q ? matrix[a * n + b].bandwidth_mb_s : matrix[a * n + b].latency_us;
+                        jb_json_nums(j, NULL, line, (size_t)n);
                     }
                     jb_json_end(j);
                 }
@@ -521,9 +515,7 @@ int main(int argc, char **argv)
             jb_result_end(&ctx);
             printf("# outliers (rate %g): %ld of %ld pairs; nodes: %s\n", o.rate, outliers_all, npairs,
                    nodes_named ? named : "none");
-            free(node_lat);
-            free(node_bw);
-            free(sorted);
+            free(line);
         }
         free(summaries);
         free(counts);
