@@ -110,7 +110,8 @@ DESCRIPTOR = Descriptor(
                 Quantity("gb_s_per_node", "gb_s_per_node", "GB/s",
                          "off_node_bytes_per_node over the mean per-call MAX", better="higher", role="recorded")),
     result_fields=("placement", "pattern", "ns_size", "ew_size", "tasks", "nodes", "tasks_per_node",
-                   "off_node_per_node", "injected_task_calls", *PER_CALL_CONTEXT,
+                   "off_node_per_node", "messages_per_call", "messages_per_task", "injected_task_calls",
+                   *PER_CALL_CONTEXT,
                    "series", "traces", "injected_tasks_per_call",  # with --series, --trace-tasks, --inject
                    "median_halfwidth"),  # with --target-width
     size_field="ns_size",

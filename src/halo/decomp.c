@@ -96,6 +96,25 @@ void halo_neighbours(const halo_layout *L, int g, int nb[NDIRS])
     nb[SOUTH] = ys < 0 ? -1 : ys * L->px + x;
     nb[EAST] = xe < 0 ? -1 : y * L->px + xe;
     nb[WEST] = xw < 0 ? -1 : y * L->px + xw;
+    /* IMB Exchange and a real code send no halo to themselves: an extent of 1 has no neighbour */
+    for (int d = 0; d < NDIRS; d++)
+        if (nb[d] == g && !L->self_messages)
+            nb[d] = -1;
+}
+
+long halo_messages_per_call(const halo_layout *L, int *most_per_task)
+{
+    long total = 0;
+    *most_per_task = 0;
+    for (int g = 0; g < L->px * L->py; g++) {
+        int nb[NDIRS], mine = 0;
+        halo_neighbours(L, g, nb);
+        for (int d = 0; d < NDIRS; d++)
+            mine += nb[d] >= 0;
+        total += mine;
+        *most_per_task = mine > *most_per_task ? mine : *most_per_task;
+    }
+    return total;
 }
 
 /* Off-node sends per call of node n's tasks: north/south ones in *ns, east/west ones in *ew. */

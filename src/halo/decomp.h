@@ -19,6 +19,7 @@ enum { PLACE_ROW, PLACE_BUNCHED };
 typedef struct {
     int px, py;      /* tasks east-west, north-south */
     int periodic;
+    int self_messages; /* a wrap-around onto the task itself sends to itself (else no message) */
     int tpn;         /* tasks per node */
     int placement;   /* PLACE_ROW or PLACE_BUNCHED */
     int bx, by;      /* bunched block; 0 = choose the squarest that tiles */
@@ -31,8 +32,11 @@ int halo_default_px(int n, int want);
 int halo_layout_setup(halo_layout *L, int ntasks, char *err);
 int halo_grid_index(const halo_layout *L, int node, int local);
 int halo_node_of(const halo_layout *L, int g);
-/* Grid indices of the four neighbours, -1 beyond a non-periodic edge. */
+/* Grid indices of the four neighbours, -1 beyond a non-periodic edge, and -1 where a
+ * periodic dimension of extent 1 wraps onto the task itself (unless self_messages). */
 void halo_neighbours(const halo_layout *L, int g, int nb[NDIRS]);
+/* Messages one call sends, summed over the tasks, and the most one task sends. */
+long halo_messages_per_call(const halo_layout *L, int *most_per_task);
 /* Off-node send/recvs per call: the max and mean per node. */
 void halo_off_node_per_node(const halo_layout *L, int *max_per_node, double *mean_per_node);
 /* The most bytes one node's tasks send to other nodes in one call (O(tasks), no allocation). */

@@ -24,8 +24,11 @@ static const char usage[] =
     "  --block AxB           the bunched block, A east-west by B north-south [squarest that tiles]\n"
     "  --px N                tasks east-west [16, or the largest divisor of N below it]\n"
     "  --non-periodic        no wrap-around: edge tasks have fewer neighbours\n"
+    "  --self-messages       a dimension of extent 1 wraps onto the task: send it those\n"
+    "                        messages too [none: no task sends to itself, as IMB Exchange]\n"
     "  --size LIST           message sizes, both directions: 848,1K or 8:64K [4K]\n"
-    "  --ns-size S, --ew-size S  override the size of one direction (Jacobi: 848 and 1016)\n"
+    "  --ns-size S, --ew-size S  override the size of one direction (Jacobi: 848 and 1016;\n"
+    "                        0: zero-byte messages, as --size 0)\n"
     JB_NOISE_USAGE
     "                        A chance: each task's call, inside the timed region\n"
     "  --target-width W      stop a variant once the median of its per-call MAX has a 95 %\n"
@@ -54,12 +57,14 @@ static void parse_options(jb_ctx *ctx, int argc, char **argv, halo_options *o)
         {"pattern", required_argument, NULL, 'p'},   {"placement", required_argument, NULL, 'P'},
         {"block", required_argument, NULL, 'b'},     {"px", required_argument, NULL, 'x'},
         {"non-periodic", no_argument, NULL, 'N'},    {"size", required_argument, NULL, 's'},
+        {"self-messages", no_argument, NULL, 'M'},
         {"ns-size", required_argument, NULL, 'y'},   {"ew-size", required_argument, NULL, 'e'},
         {"inject", required_argument, NULL, 'i'},    {"inject-by", required_argument, NULL, 'B'}, JB_INJECT_TASKS_LONGOPT,
         {"series", no_argument, NULL, 'S'},           {"target-width", required_argument, NULL, 'W'},
         {"trace-tasks", required_argument, NULL, 't'}, JB_COMMON_LONGOPTS};
     halo_layout *L = &o->layout;
     size_t ns = 0, ew = 0;
+    int ns_given = 0, ew_given = 0;
     long px = 0;
     int c, dims[2], ndims, place[2];
     char err[JB_ERRLEN];
@@ -87,12 +92,19 @@ static void parse_options(jb_ctx *ctx, int argc, char **argv, halo_options *o)
             break;
         case 'x': jb_option(ctx, "--px", jb_parse_long(optarg, 1, 1 << 24, &px, err), err); break;
         case 'N': L->periodic = 0; break;
+        case 'M': L->self_messages = 1; break;
         case 's':
             free(o->ns_sizes);
             jb_option(ctx, "--size", jb_parse_size_list(optarg, &o->ns_sizes, &o->nsizes, err), err);
             break;
-        case 'y': jb_option(ctx, "--ns-size", jb_parse_size(optarg, &ns, err), err); break;
-        case 'e': jb_option(ctx, "--ew-size", jb_parse_size(optarg, &ew, err), err); break;
+        case 'y':
+            jb_option(ctx, "--ns-size", jb_parse_size(optarg, &ns, err), err);
+            ns_given = 1;
+            break;
+        case 'e':
+            jb_option(ctx, "--ew-size", jb_parse_size(optarg, &ew, err), err);
+            ew_given = 1;
+            break;
         case 'i': jb_noise_parse(ctx, "--inject", optarg, &o->noise); break;
         case 'B': jb_noise_parse_by(ctx, optarg, &o->noise); break;
         case JB_OPT_INJECT_TASKS: jb_noise_parse_tasks(ctx, optarg, &o->noise); break;
@@ -114,8 +126,8 @@ static void parse_options(jb_ctx *ctx, int argc, char **argv, halo_options *o)
         jb_option(ctx, "--size", jb_parse_size_list("4K", &o->ns_sizes, &o->nsizes, err), err);
     o->ew_sizes = jb_alloc(ctx, (size_t)o->nsizes, sizeof *o->ew_sizes, "--size");
     for (int i = 0; i < o->nsizes; i++) {
-        o->ew_sizes[i] = ew ? ew : o->ns_sizes[i];
-        o->ns_sizes[i] = ns ? ns : o->ns_sizes[i];
+        o->ew_sizes[i] = ew_given ? ew : o->ns_sizes[i];
+        o->ns_sizes[i] = ns_given ? ns : o->ns_sizes[i];
         if (o->ns_sizes[i] > (size_t)1 << 30 || o->ew_sizes[i] > (size_t)1 << 30)
             jb_fail(ctx, "message sizes above 1G are not supported");
     }
@@ -170,8 +182,16 @@ static long check_payloads(const halo_exchange *h, long call)
     return bad;
 }
 
+/* What one call sends, counted exactly from the layout (on rank 0, O(tasks)). */
+typedef struct {
+    int off_node_max;   /* off-node send/recvs of the busiest node */
+    double off_node_mean;
+    long messages;      /* messages sent, summed over the tasks */
+    int messages_most;  /* the most one task sends */
+} halo_traffic;
+
 static void report(jb_ctx *ctx, const halo_options *o, int pattern, int s, const jb_calls *st,
-                   long injected, const double *injected_per_call, double **traces, int off_node_max)
+                   long injected, const double *injected_per_call, double **traces, const halo_traffic *t)
 {
     jb_result_begin(ctx);
     jb_result_str(ctx, "placement", placement_names[o->layout.placement], 1);
@@ -181,7 +201,9 @@ static void report(jb_ctx *ctx, const halo_options *o, int pattern, int s, const
     jb_result_int(ctx, "tasks", ctx->size, 0);
     jb_result_int(ctx, "nodes", ctx->nodes.nnodes, 0);
     jb_result_int(ctx, "tasks_per_node", o->layout.tpn, 0);
-    jb_result_int(ctx, "off_node_per_node", off_node_max, 0);
+    jb_result_int(ctx, "off_node_per_node", t->off_node_max, 0);
+    jb_result_int(ctx, "messages_per_call", t->messages, 0);
+    jb_result_int(ctx, "messages_per_task", t->messages_most, 0);
     jb_result_int(ctx, "calls", st->calls, 0);
     jb_result_int(ctx, "injected_task_calls", injected, 0);
     jb_calls_report(ctx, st, o->series);
@@ -240,10 +262,11 @@ int main(int argc, char **argv)
     halo_neighbours(L, g, nb);
     for (int d = 0; d < NDIRS; d++)
         h.nb[d] = nb[d] < 0 ? MPI_PROC_NULL : nb[d];
-    int off_node_max = 0;
-    double off_node_mean = 0;
-    if (ctx.rank == 0)
-        halo_off_node_per_node(L, &off_node_max, &off_node_mean);
+    halo_traffic traffic = {0};
+    if (ctx.rank == 0) {
+        halo_off_node_per_node(L, &traffic.off_node_max, &traffic.off_node_mean);
+        traffic.messages = halo_messages_per_call(L, &traffic.messages_most);
+    }
 
     jb_json *cfg = &ctx.config;
     jb_json_int(cfg, "px", L->px);
@@ -255,8 +278,13 @@ int main(int argc, char **argv)
         jb_json_int(cfg, "block_y", L->by);
     }
     jb_json_int(cfg, "tasks_per_node", L->tpn);
-    jb_json_int(cfg, "off_node_per_node", off_node_max);
-    jb_json_num(cfg, "off_node_per_node_mean", off_node_mean);
+    jb_json_bool(cfg, "self_messages", L->self_messages);
+    jb_json_int(cfg, "off_node_per_node", traffic.off_node_max);
+    jb_json_num(cfg, "off_node_per_node_mean", traffic.off_node_mean);
+    jb_json_int(cfg, "messages_per_call", traffic.messages);
+    jb_json_str(cfg, "messages_per_call_means", "messages one call sends, summed over the tasks (as many are "
+                                                "received); none to a task itself unless self_messages");
+    jb_json_int(cfg, "messages_per_task", traffic.messages_most);
     jb_noise_start(&ctx, &o.noise);
     if (o.target_width > 0)
         jb_json_num(cfg, "target_width", o.target_width);
@@ -268,8 +296,9 @@ int main(int argc, char **argv)
                ctx.size, L->px, L->py, L->periodic ? " (periodic)" : "", placement_names[L->placement]);
         if (L->placement == PLACE_BUNCHED)
             printf(" (%dx%d blocks)", L->bx, L->by);
-        printf(", %d nodes of %d tasks%s, %d off-node send/recvs per node per call\n",
-               ctx.nodes.nnodes, L->tpn, ctx.nodes.virtual_nodes ? " (virtual)" : "", off_node_max);
+        printf(", %d nodes of %d tasks%s, %d off-node send/recvs per node per call, %ld messages per call "
+               "(at most %d a task)\n", ctx.nodes.nnodes, L->tpn, ctx.nodes.virtual_nodes ? " (virtual)" : "",
+               traffic.off_node_max, traffic.messages, traffic.messages_most);
         printf("# %ld calls after %ld warm-up; MAX/AVG/MIN = mean over calls of max/mean/min over tasks;"
                " p50/p99 = percentiles of the per-call MAX; times in us\n", calls, ctx.opt.warmup);
     }
@@ -345,7 +374,7 @@ int main(int argc, char **argv)
         jb_fail_if_any(&ctx, bad_bytes[v] != 0, "--validate: pattern %s received wrong payload bytes",
                        halo_pattern_names[pattern]);
         if (ctx.rank == 0)
-            report(&ctx, &o, pattern, s, &st[v], injected_all, injected_per_call, traces, off_node_max);
+            report(&ctx, &o, pattern, s, &st[v], injected_all, injected_per_call, traces, &traffic);
         jb_calls_free(&st[v]);
     }
     for (int d = 0; d < NDIRS; d++) {

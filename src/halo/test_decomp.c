@@ -122,10 +122,32 @@ int main(void)
     halo_layout indivisible = {.px = 16, .tpn = 1};
     CHECK(halo_layout_setup(&indivisible, 24, err) == -1 && strstr(err, "24 tasks"));
 
-    /* Degenerate grids: one column (east and west are the task itself). */
+    /* Degenerate grids: one column, whose east and west wrap onto the task itself: no
+     * message there, unless self_messages asks for them */
     halo_layout col = layout(7, 1, 1, PLACE_ROW, 1);
     halo_neighbours(&col, 3, nb);
-    CHECK(nb[EAST] == 3 && nb[WEST] == 3 && nb[NORTH] == 2 && nb[SOUTH] == 4);
+    CHECK(nb[EAST] == -1 && nb[WEST] == -1 && nb[NORTH] == 2 && nb[SOUTH] == 4);
     CHECK(off_node(&col) == 2);
+    int most;
+    CHECK(halo_messages_per_call(&col, &most) == 7 * 2 && most == 2);
+    col.self_messages = 1;
+    halo_neighbours(&col, 3, nb);
+    CHECK(nb[EAST] == 3 && nb[WEST] == 3);
+    CHECK(halo_messages_per_call(&col, &most) == 7 * 4 && most == 4);
+    /* IMB Exchange's ring: 2 or 4 tasks are one periodic row; each task sends east and west
+     * (on 2 tasks both to the other task, as IMB does), none north-south */
+    for (int n = 2; n <= 4; n += 2) {
+        halo_layout ring = layout(n, halo_default_px(n, 16), 1, PLACE_ROW, 1);
+        CHECK(ring.py == 1 && halo_messages_per_call(&ring, &most) == 2L * n && most == 2);
+        halo_neighbours(&ring, 0, nb);
+        CHECK(nb[NORTH] == -1 && nb[SOUTH] == -1 && nb[EAST] == 1 && nb[WEST] == n - 1);
+        check_consistent(&ring);
+    }
+    /* the 16x4 grid sends four messages a task; without wrap-around its edges send fewer */
+    CHECK(halo_messages_per_call(&r64, &most) == 64 * 4 && most == 4);
+    CHECK(halo_messages_per_call(&r64np, &most) == 64 * 4 - 2 * 16 - 2 * 4 && most == 4);
+    /* one task: nothing to exchange, unless it sends to itself */
+    halo_layout one = layout(1, 1, 1, PLACE_ROW, 1);
+    CHECK(halo_messages_per_call(&one, &most) == 0 && most == 0);
     return check_summary();
 }
