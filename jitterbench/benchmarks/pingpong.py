@@ -95,7 +95,8 @@ DESCRIPTOR = Descriptor(
                 Quantity("latency", "latency_us", "us", "half the mean cycle time of one message",
                          role="recorded"),
                 *(q for q in per_call() if q.name != "max")),
-    result_fields=("mode", "messages", "size", "total", "pairs", "pairs_off_node", "cycles", *PER_CALL_CONTEXT,
+    result_fields=("mode", "messages", "size", "total", "buffers", "pairs", "pairs_off_node", "cycles",
+                   *PER_CALL_CONTEXT,
                    "series"),
     parameters=(Parameter("modes", ("send", "isend", "ssend", "issend"), quick=("send",)),
                 Parameter("messages", (1, 8), quick=(1,)),  # messages per direction and cycle

@@ -19,10 +19,15 @@ static const char usage[] =
     "  --total LIST          fixed-total mode: each total split into n messages (size = total / n)\n"
     "  --one-way             osu_bw's window instead: n messages there (MPI_Isend, one MPI_Waitall),\n"
     "                        one byte back; speed = n size / cycle (mode 'window')\n"
+    "  --buffers B           multiple: each message its own buffer, as a code sends distinct data\n"
+    "                        (osu_bw -b multiple); single: every message one buffer, which stays\n"
+    "                        in cache (osu_bw's default) [multiple]\n"
     "  --series              per-cycle MAX and AVG over pairs in the JSON\n";
 
 /* --one-way's cycle, beside the four send modes of a multi-ping-pong */
 enum { MODE_WINDOW = NMODES };
+
+static const char *const buffer_names[] = {"multiple", "single", NULL};
 
 static const char *mode_name(int mode) { return mode == MODE_WINDOW ? "window" : send_mode_names[mode]; }
 
@@ -32,7 +37,7 @@ typedef struct {
     int nsizes, ntotals;
     long *messages;
     int nmessages;
-    int series, one_way;
+    int series, one_way, one_buffer;
 } pp_options;
 
 static unsigned char payload(int pair, int direction, int k, size_t i)
@@ -60,8 +65,9 @@ static void parse(jb_ctx *ctx, int argc, char **argv, pp_options *o)
     static const struct option longopts[] = {
         {"mode", required_argument, NULL, 'M'}, {"size", required_argument, NULL, 's'},
         {"messages", required_argument, NULL, 'n'}, {"total", required_argument, NULL, 'T'},
-        {"series", no_argument, NULL, 'S'}, {"one-way", no_argument, NULL, 'W'}, JB_COMMON_LONGOPTS};
-    int c, modes_given = 0;
+        {"series", no_argument, NULL, 'S'}, {"one-way", no_argument, NULL, 'W'},
+        {"buffers", required_argument, NULL, 'b'}, JB_COMMON_LONGOPTS};
+    int c, modes_given = 0, buffers[2];
     char err[JB_ERRLEN];
     memset(o, 0, sizeof *o);
     for (int m = 0; m < NMODES; m++)
@@ -77,6 +83,12 @@ static void parse(jb_ctx *ctx, int argc, char **argv, pp_options *o)
         case 'n': jb_option(ctx, "--messages", jb_parse_long_list(optarg, 1, 64, &o->messages, &o->nmessages, err), err); break;
         case 'T': jb_option(ctx, "--total", jb_parse_size_list(optarg, &o->totals, &o->ntotals, err), err); break;
         case 'S': o->series = 1; break;
+        case 'b':
+            jb_option(ctx, "--buffers", jb_parse_name_list(optarg, buffer_names, NULL, buffers, err), err);
+            if (buffers[0] + buffers[1] != 1)
+                jb_fail(ctx, "--buffers: give one policy, multiple or single");
+            o->one_buffer = buffers[1];
+            break;
         default: jb_common_option(ctx, c, optarg);
         }
     }
@@ -127,7 +139,8 @@ static void run_share(jb_ctx *ctx, pingpong *p, int pair, const pp_variant *w, c
     size_t size = w->size;
     p->n = n;
     p->size = size;
-    for (int k = 0; k < n; k++) {
+    int buffers = p->one_buffer ? 1 : n; /* one buffer: every message carries message 0's payload */
+    for (int k = 0; k < buffers; k++) {
         for (size_t i = 0; i < size; i++)
             p->send[k][i] = (char)payload(pair, p->pinger, k, i);
         memset(p->recv[k], 0, size);
@@ -146,7 +159,7 @@ static void run_share(jb_ctx *ctx, pingpong *p, int pair, const pp_variant *w, c
     }
     long bad = 0;
     int received = mode != MODE_WINDOW || !p->pinger; /* a window's sender gets one byte back, no payload */
-    for (int k = 0; received && k < n; k++)
+    for (int k = 0; received && k < buffers; k++)
         for (size_t i = 0; i < size; i++)
             bad += (unsigned char)p->recv[k][i] != payload(pair, !p->pinger, k, i);
     jb_fail_if_any(ctx, bad != 0, "mode %s: messages arrived with wrong payload bytes", mode_name(mode));
@@ -168,6 +181,7 @@ static void report(jb_ctx *ctx, const pp_options *o, const pingpong *p, MPI_Comm
     jb_result_int(ctx, "size", (long long)size, 1);
     jb_result_int(ctx, "messages", n, 1);
     jb_result_int(ctx, "total", (long long)size * n, 0);
+    jb_result_str(ctx, "buffers", buffer_names[p->one_buffer], 0);
     jb_result_int(ctx, "pairs", ctx->size / 2, 0);
     jb_result_int(ctx, "pairs_off_node", off_node_pairs, 0);
     jb_result_int(ctx, "cycles", ctx->opt.calls, 0);
@@ -195,7 +209,7 @@ int main(int argc, char **argv)
     parse(&ctx, argc, argv, &o);
 
     int half = ctx.size / 2;
-    pingpong p = {.comm = MPI_COMM_WORLD};
+    pingpong p = {.comm = MPI_COMM_WORLD, .one_buffer = o.one_buffer};
     p.pinger = ctx.rank < half;
     p.partner = p.pinger ? ctx.rank + half : ctx.rank - half;
     int pair = p.pinger ? ctx.rank : ctx.rank - half;
@@ -229,6 +243,10 @@ int main(int argc, char **argv)
         if (crossed_all >> k & 1)
             jb_json_int(cfg, NULL, k);
     jb_json_end(cfg);
+    jb_json_str(cfg, "buffers", buffer_names[o.one_buffer]);
+    jb_json_str(cfg, "buffers_means", "multiple: message k of a cycle is sent from and received into buffer k of n "
+                                      "(osu_bw -b multiple); single: every message from one send buffer into one "
+                                      "receive buffer (osu_bw's default), which stays in cache");
     jb_json_str(cfg, "call", "one cycle (calls = cycles), timed on task i of each pair: n messages there, n back");
     jb_json_str(cfg, "speed_mb_s", "2 n size / max_us (mode window: n size / max_us), MB = 10^6 bytes");
     jb_json_str(cfg, "latency_us", "n = 1 only: avg_us / 2, the mean half round trip (osu_latency's definition)");
