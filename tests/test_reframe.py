@@ -109,16 +109,24 @@ def test_splitting_a_fixed_total_gives_the_speed_ratio_of_n_messages_over_one(tm
     env = dict(os.environ, JB_OUTPUT=str(tmp_path / "out"), JB_REFERENCE_DIR=str(tmp_path / "refs"),
                JB_PREFIX=str(install_prefix(tmp_path / "prefix") / "{environ}"))
     proc = subprocess.run([str(REFRAME), "-C", "systems/config.py", *NOT_JUDGING_LOAD,
-                           "-c", "reframe_checks/pingpong.py", "-n", "PingPongCheck", "-P", "sweep=totals",
-                           "-P", "tasks_per_node=2", "-P", "eager_limit=default",
+                           "-c", "reframe_checks/pingpong.py", "-n", "PingPongCheck", "-P", "sweep=totals,window",
+                           "-P", "tasks_per_node=2", "-P", "eager_limit=default", "-S", "window_sizes=4096",
                            "-p", "openmpi$", "-S", "modes=isend", "-S", "totals=8192,65536", "-S", "calls=20", "-r"],
                           cwd=REPO, env=env, capture_output=True, text=True, timeout=600)
     assert proc.returncode == 0, proc.stdout[-3000:]
-    (case,) = [c for run in json.loads((tmp_path / "out" / "report.json").read_text())["runs"]
-               for c in run["testcases"] if not c.get("fixture")]
+    cases = {c["sweep"]: c for run in json.loads((tmp_path / "out" / "report.json").read_text())["runs"]
+             for c in run["testcases"] if not c.get("fixture")}
+    docs = {json.loads(d.read_text())["results"][0]["mode"]: json.loads(d.read_text())
+            for d in (tmp_path / "out" / "output").rglob("pingpong.json")}
+    # sweep=window: osu_bw's definition, each message from its own buffer as osu_bw -b multiple
+    window = docs["window"]
+    assert window["config"]["buffers"] == "multiple" and window["results"][0]["messages"] == 64
+    assert {k.split(":")[-1]: v[0] for k, v in cases["window"]["perfvalues"].items()}["speed_window_4096_n64"] == \
+        pytest.approx(window["results"][0]["speed_mb_s"], rel=1e-5)
+    case = cases["totals"]
     perf = {k.split(":")[-1]: v[0] for k, v in case["perfvalues"].items()}
-    (doc,) = (tmp_path / "out" / "output").rglob("pingpong.json")
-    speed = {(r["total"], r["messages"]): r["speed_mb_s"] for r in json.loads(doc.read_text())["results"]}
+    doc = docs["isend"]
+    speed = {(r["total"], r["messages"]): r["speed_mb_s"] for r in doc["results"]}
     assert sorted(speed) == [(t, n) for t in (8192, 65536) for n in (1, 2, 4, 8)]
     gains = {k: v for k, v in perf.items() if k.startswith("gain_")}
     assert sorted(gains) == sorted(f"gain_isend_{t}_n{n}" for t in (8192, 65536) for n in (2, 4, 8))

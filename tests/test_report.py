@@ -174,10 +174,12 @@ def small_run(tmp_path_factory):
         "noise": (2, ["--duration", "0.2"]),
         "pairs": (3, ["--tasks-per-node", "1", "--windows", "6", "--passes", "1", "--bandwidth-size", "4K"]),
         "congestion": (4, ["--tasks-per-node", "1", "--congestors", "alltoall", "--rounds", "2"]),
+        "pingpong-window": (2, ["--one-way", "--messages", "64", "--size", "4K"]),  # osu_bw's definition
     }
     paths = []
-    for bench, (np, args) in runs_.items():
-        path = out / f"{bench}.json"
+    for name, (np, args) in runs_.items():
+        bench = name.split("-")[0]
+        path = out / f"{name}.json"
         calls = [] if bench == "noise" else ["--calls", "50"]  # jb-noise probes for --duration
         run = run_benchmark(mpis.OPENMPI, np, [*args, *calls], json_path=path, benchmark=bench)
         assert run.returncode == 0, run.stderr
@@ -210,6 +212,11 @@ def test_the_figures_tables_hold_the_measured_numbers(small_run):
     assert traces[4:7] == (4, 50, "0,3") and traces[7] == figures.fmt(halo["max_us"])
     contention = {(row[2], row[4]) for row in made["contention"].rows}
     assert {("hops", 1), ("hops", 2), ("pairs", 1), ("pairs", 2), ("link", 1), ("link", 2)} <= contention
+    # beside OSU, the same definitions only: one message's half cycle, and the window's speed
+    window = json.loads(Path(small_run[-1]).read_text())["results"][0]
+    drawn = {(row[2], row[3], row[4]): row[5] for row in made["osu"].rows}
+    assert drawn[("jb-pingpong window", "MB/s", 4096)] == figures.fmt(window["speed_mb_s"])
+    assert {(b, q) for b, q, _ in drawn} == {("jb-pingpong", "latency us"), ("jb-pingpong window", "MB/s")}
 
 
 # ---- comparing machines, and the papers --------------------------------------------------

@@ -23,21 +23,23 @@ DRAWN = {"osu_latency": "latency", "osu_bw": "bandwidth", "ib_send_lat": "p50", 
 def osu(col):
     """OSU Micro-Benchmarks and perftest beside jitterbench
 
-    osu_latency's average latency and jb-pingpong's (mode send, one message) half cycle, the same definition;
-    osu_bw beside the multi-ping-pong speed; beneath them the verbs' own, where perftest ran: ib_send_lat's
-    median half round trip and ib_write_bw's average bandwidth.
+    Each quantity beside jitterbench's of the same definition: osu_latency's average latency and
+    jb-pingpong's half cycle of one message (mode send); osu_bw -b multiple and jb-pingpong's window of 64
+    messages from distinct buffers (PingPongCheck sweep=window); beneath them the verbs' own, where perftest
+    ran: ib_send_lat's median half round trip and ib_write_bw's average bandwidth.
     """
-    ours = [c for c in col.of(PINGPONG) if c.params.get("mode") == "send" and c.params.get("messages") == 1]
+    ours = [c for c in col.of(PINGPONG) if (c.params.get("mode"), c.params.get("messages")) in (("send", 1),
+                                                                                              ("window", 64))]
     theirs = [c for c in col.of(CHECK) + col.of(PERFTEST) if c.params.get("benchmark") in DRAWN]
     if not ours and not theirs:
-        return f"no {PINGPONG} (send, one message), {CHECK} or {PERFTEST} results"
+        return f"no {PINGPONG} (send, one message; window), {CHECK} or {PERFTEST} results"
     rows, lat, bw = [], defaultdict(list), defaultdict(list)
     for c in ours:
         size = c.params.get("msg_size")
-        if c.value("cycle") is not None:  # None: a run whose value was not measured
+        if c.params.get("mode") == "send" and c.value("cycle") is not None:  # None: a value not measured
             lat[(c.label, c.environ, "jb-pingpong")].append((size, c.value("cycle") / 2))
-        if c.value("speed") is not None:
-            bw[(c.label, c.environ, "jb-pingpong")].append((size, c.value("speed")))
+        if c.params.get("mode") == "window" and c.value("speed") is not None:
+            bw[(c.label, c.environ, "jb-pingpong window")].append((size, c.value("speed")))
     for c in theirs:
         program = c.params["benchmark"]
         target = bw if DRAWN[program] == "bandwidth" else lat
