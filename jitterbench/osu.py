@@ -60,3 +60,12 @@ def value_at(text: str, column: str, size=None) -> float:
         if row.get("size") == size:
             return row[column]
     raise OsuParseError(f"no row for size {size}")
+
+
+def validation_passed(text: str) -> bool:
+    """Whether a run with -c (OSU's data validation) printed rows, each with Validation 'Pass'."""
+    try:
+        rows = parse(text)
+    except OsuParseError:
+        return False
+    return all(row.get("validation") == "Pass" for row in rows)

@@ -51,3 +51,14 @@ def test_broken_output_is_an_error_not_a_number():
         osu.parse("# Size       Avg Latency(us)\n8   0.5   extra\n")
     with pytest.raises(osu.OsuParseError, match="no row for size 16"):
         osu.value_at("# Size       Avg Latency(us)\n8                       0.62\n", "avg_latency_us", 16)
+
+
+def test_validation_passes_only_where_every_size_says_pass():
+    text = fixture("osu_latency_c_np2_run1.txt")
+    assert osu.validation_passed(text)
+    lines = text.splitlines()
+    last = max(i for i, line in enumerate(lines) if line.strip().endswith("Pass"))
+    lines[last] = lines[last].replace("Pass", "Fail")
+    assert not osu.validation_passed("\n".join(lines))
+    assert not osu.validation_passed("")  # nothing printed: no size validated
+    assert not osu.validation_passed(fixture("osu_latency_np2_run1.txt"))  # a run without -c validated nothing
