@@ -178,3 +178,16 @@ def test_reframe_lists_the_checks_of_a_site_written_by_the_command(tmp_path):
     for check in ("PingPongCheck", "HaloCheck", "OsuCheck", "PerftestCheck"):
         assert f"- {check} " in listed.stdout, check
     assert "@acme:compute+openmpi" in listed.stdout or "~acme:compute+openmpi" in listed.stdout
+
+
+@pytest.mark.unit
+def test_the_local_partition_runs_no_more_tasks_a_node_than_cpus_it_may_use():
+    """Under an affinity of one CPU (a container's or a batch job's cpuset), the local partition
+    takes one task a node, however many CPUs the machine has: the checks never oversubscribe."""
+    probe = ("import importlib.util, sys; spec = importlib.util.spec_from_file_location('local', sys.argv[1]); "
+             "local = importlib.util.module_from_spec(spec); spec.loader.exec_module(local); "
+             "print(local.SYSTEM['partitions'][0]['extras']['max_tasks_per_node'])")
+    done = subprocess.run(["taskset", "-c", "0", sys.executable, "-c", probe, str(REPO / "systems" / "sites" / "local.py")],
+                          capture_output=True, text=True, timeout=120, cwd=REPO)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == "1"

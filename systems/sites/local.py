@@ -19,6 +19,10 @@ ENVIRONMENTS = [environment(flavour, "local", JB_MPIRUN='"' + " ".join([flavour.
 # kernel lists, as ibv_devices does
 RDMA_DEVICES = sorted(os.listdir("/sys/class/infiniband")) if os.path.isdir("/sys/class/infiniband") else []
 
+# the CPUs this process may run on (its affinity, which a container's or a batch job's cpuset
+# narrows), not the machine's count: more tasks than these would time-slice
+CORES = len(os.sched_getaffinity(0))
+
 # its hostnames match any host: tried after every other system (jitterbench/site.py), and
 # systems/config.py says so when it is chosen that way
 FALLBACK = True
@@ -30,14 +34,14 @@ SYSTEM = {
     "modules_system": "nomod",
     "partitions": [{
         "name": "default",
-        "descr": f"{os.cpu_count()} cores, one task per core",
+        "descr": f"{CORES} cores, one task per core",
         "scheduler": "local",
         "launcher": "jb-mpirun",
         "environs": [e["name"] for e in ENVIRONMENTS],
         "features": ["mpi"],
         "max_jobs": 1,
         # one task per core: more would time-slice and measure the scheduler
-        "extras": {"max_nodes": 1, "max_tasks_per_node": os.cpu_count(), "transports": ["shm"],
+        "extras": {"max_nodes": 1, "max_tasks_per_node": CORES, "transports": ["shm"],
                    "rdma_devices": RDMA_DEVICES},
     }],
 }
