@@ -1,0 +1,67 @@
+"""benchmarks/fidelity.py at one round: every row's ratio finite and positive, and each row ran
+the definitions it states (iterations, warm-up, buffer policy, window, messages per task).
+OSU and IMB come from the site (JB_OSU_PREFIX, JB_IMB_PREFIX); where they are absent the test
+skips and says which is missing."""
+import json
+import math
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from jitterbench import mpi as mpis
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT / "benchmarks"))
+import fidelity  # noqa: E402
+
+
+def anchored():
+    """The MPIs whose every anchor is installed, and what is missing for the others."""
+    found, missing = [], []
+    for m in mpis.available():
+        lacking = [what for kind in fidelity.COUNTS for path, what in [fidelity.anchor_path(m, kind)] if not path]
+        (missing if lacking else found).append(m.name if not lacking else f"{m.name}: no {', '.join(lacking)}")
+    return found, missing
+
+
+@pytest.mark.unit
+def test_the_median_interval_is_the_order_statistics_binomial_coverage_asks():
+    # n = 21: P(B <= 5) = 0.0133 and P(B <= 6) = 0.0392 for B ~ Binomial(21, 1/2): x_(6) to x_(16)
+    assert fidelity.median_interval(range(1, 22)) == (6, 16)
+    assert fidelity.median_interval([5, 1, 4, 2, 3, 6]) == (1, 6)  # n = 6: P(B = 0) = 0.016, 96.9 %
+    assert all(math.isnan(v) for v in fidelity.median_interval([1, 2, 3, 4, 5]))  # P(B = 0) = 0.031 > 0.025
+
+
+@pytest.mark.mpi
+def test_fidelity_rows_match_their_anchors(tmp_path):
+    found, missing = anchored()
+    if not found:
+        pytest.skip("OSU Micro-Benchmarks or IMB not installed for any MPI (" + "; ".join(missing) + ")")
+    for name in found:
+        for benchmark in ("pingpong", "alltoall", "halo"):
+            assert mpis.by_name(name).binary(benchmark).exists(), "run ci/setup.sh first"
+    out = tmp_path / "fidelity.json"
+    done = subprocess.run([sys.executable, str(ROOT / "benchmarks" / "fidelity.py"), "--rounds", "1",
+                           "--mpi", ",".join(found), "--json", str(out)],
+                          capture_output=True, text=True, timeout=3600, cwd=ROOT)
+    assert done.returncode == 0, done.stderr
+    report = json.loads(out.read_text())
+    assert sorted(report["mpis"]) == sorted(found)
+    for name, entries in report["mpis"].items():
+        rows = {(e["kind"], e["size"], e["ranks"], e.get("matched", {}).get("buffers")) for e in entries}
+        assert rows == set(fidelity.rows()), name
+        for e in entries:
+            assert all(math.isfinite(r) and r > 0 for r in e["ratios"]), (name, e["row"], e["ratios"])
+            matched, (ran,) = e["matched"], e["ran"]
+            assert ran["iterations"] == matched["iterations"] and ran["warmup"] == matched["warmup"], e["row"]
+            assert f"{matched['iterations']}" in e["anchor"].split(), e["anchor"]
+            if e["kind"] == "bandwidth":
+                assert ran["buffers"] == matched["buffers"] and ran["messages"] == matched["messages"] == 64
+                assert f"-b {matched['buffers']}" in e["anchor"]
+            if e["kind"] == "halo":  # IMB Exchange: two messages a task, the repetitions asked
+                assert ran["messages_per_task"] == matched["messages_per_task"] == 2
+                assert ran["anchor_iterations"] == matched["iterations"]
+            assert ran["oversubscribed"] == (e["ranks"] > report["cores"]), e["row"]
