@@ -175,8 +175,8 @@ def measure(m, row, anchor, cores):
         ours = {"mean": result["avg_us"]}
         theirs_ = {"mean": imb["t_avg[usec]"]}
         ran.update(messages_per_task=result["messages_per_task"], anchor_iterations=int(imb["#repetitions"]))
-    return ours, theirs_, {"matched": matched, "ran": ran, "jitterbench": shlex.join(map(str, jb)),
-                           "anchor": shlex.join(map(str, theirs))}
+    return ours, theirs_, {"matched": matched, "ran": ran, "jitterbench_command": shlex.join(map(str, jb)),
+                           "anchor_command": shlex.join(map(str, theirs))}
 
 
 def main():
@@ -233,16 +233,16 @@ def main():
                       f"{statistics.median(t[figure] for _, t, _ in runs):>10.3f} {median:>6.3f} "
                       f"{f'[{low:.2f}-{high:.2f}]':<13} {f'[{min(ratios):.2f}-{max(ratios):.2f}]':<13} "
                       f"{'; '.join(notes)}")
-                entries.append({"row": label(row), "kind": row[0], "size": row[1], "ranks": row[2],
+                entries.append({**info, "row": label(row), "kind": row[0], "size": row[1], "ranks": row[2],
                                 "figure": figure, "ratios": ratios, "median_ratio": median,
                                 "median_interval": [low, high],
                                 "jitterbench": [o[figure] for o, _, _ in runs],
                                 "anchor": [t[figure] for _, t, _ in runs],
-                                "ran": [i["ran"] for _, _, i in runs], **info})
+                                "ran": [i["ran"] for _, _, i in runs]})
         print("commands (one per row):")
         for row in todo:
             info = samples[row][0][2]
-            print(f"  {label(row)}\n    jitterbench: {info['jitterbench']}\n    anchor:      {info['anchor']}")
+            print(f"  {label(row)}\n    jitterbench: {info['jitterbench_command']}\n    anchor:      {info['anchor_command']}")
     if args.json:
         Path(args.json).write_text(json.dumps(report, indent=1))
 

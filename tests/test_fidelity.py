@@ -57,10 +57,10 @@ def test_fidelity_rows_match_their_anchors(tmp_path):
             assert all(math.isfinite(r) and r > 0 for r in e["ratios"]), (name, e["row"], e["ratios"])
             matched, (ran,) = e["matched"], e["ran"]
             assert ran["iterations"] == matched["iterations"] and ran["warmup"] == matched["warmup"], e["row"]
-            assert f"{matched['iterations']}" in e["anchor"].split(), e["anchor"]
+            assert f"{matched['iterations']}" in e["anchor_command"].split(), e["anchor_command"]
             if e["kind"] == "bandwidth":
                 assert ran["buffers"] == matched["buffers"] and ran["messages"] == matched["messages"] == 64
-                assert f"-b {matched['buffers']}" in e["anchor"]
+                assert f"-b {matched['buffers']}" in e["anchor_command"]
             if e["kind"] == "halo":  # IMB Exchange: two messages a task, the repetitions asked
                 assert ran["messages_per_task"] == matched["messages_per_task"] == 2
                 assert ran["anchor_iterations"] == matched["iterations"]
