@@ -22,7 +22,7 @@ def anchored():
     """The MPIs whose every anchor is installed, and what is missing for the others."""
     found, missing = [], []
     for m in mpis.available():
-        lacking = [what for kind in fidelity.COUNTS for path, what in [fidelity.anchor_path(m, kind)] if not path]
+        lacking = sorted({what for kind in fidelity.COUNTS for path, what in [fidelity.anchor_path(m, kind)] if not path})
         (missing if lacking else found).append(m.name if not lacking else f"{m.name}: no {', '.join(lacking)}")
     return found, missing
 
