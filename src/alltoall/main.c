@@ -138,8 +138,8 @@ int main(int argc, char **argv)
     jb_memory_check(&ctx, &m);
 
     alltoall_run a = {.comm = MPI_COMM_WORLD, .noise = &noise};
-    a.send = jb_alloc_buffer(&ctx, (size_t)ctx.size * max_size + 1, 1, "--size");
-    a.recv = jb_alloc_buffer(&ctx, (size_t)ctx.size * max_size + 1, 1, "--size");
+    a.send = jb_alloc(&ctx, (size_t)ctx.size * max_size + 1, 1, "--size");
+    a.recv = jb_alloc(&ctx, (size_t)ctx.size * max_size + 1, 1, "--size");
     alltoall_times times = {.handshake = idle == IDLE_HANDSHAKE};
     /* at most P rounds for P tasks */
     times.start = jb_alloc(&ctx, (size_t)ctx.size, sizeof *times.start, "the rounds");

@@ -181,13 +181,13 @@ int main(int argc, char **argv)
                rounds);
 
     size_t largest = o.bandwidth_size > o.latency_size ? o.bandwidth_size : o.latency_size;
-    char *send = jb_alloc_buffer(&ctx, 2 * largest + 2, 1, "--bandwidth-size"),
-         *recv = jb_alloc_buffer(&ctx, 2 * largest + 2, 1, "--bandwidth-size");
+    char *send = jb_alloc(&ctx, 2 * largest + 2, 1, "--bandwidth-size"),
+         *recv = jb_alloc(&ctx, 2 * largest + 2, 1, "--bandwidth-size");
     char *cg_send = NULL, *cg_recv = NULL;
     MPI_Request *cg_req = NULL;
     if (!canary && kind >= 0) {
-        cg_send = jb_alloc_buffer(&ctx, (size_t)members, o.congestor_size + 1, "--congestor-size x group");
-        cg_recv = jb_alloc_buffer(&ctx, (size_t)members, o.congestor_size + 1, "--congestor-size x group");
+        cg_send = jb_alloc(&ctx, (size_t)members, o.congestor_size + 1, "--congestor-size x group");
+        cg_recv = jb_alloc(&ctx, (size_t)members, o.congestor_size + 1, "--congestor-size x group");
         cg_req = jb_alloc(&ctx, (size_t)members, sizeof *cg_req, "the group");
     }
     jb_calls st[NCANARIES][NPHASES];

@@ -445,7 +445,7 @@ int main(int argc, char **argv)
     jb_memory_add(&m, "the participants (pairings)", (size_t)L.participants, 4 * sizeof(long));
     jb_memory_check(&ctx, &m);
     run_state s = {.pp = {.comm = MPI_COMM_WORLD, .n = 1}};
-    char *send = jb_alloc_buffer(&ctx, max_bytes + 1, 1, "--size"), *recv = jb_alloc_buffer(&ctx, max_bytes + 1, 1, "--size");
+    char *send = jb_alloc(&ctx, max_bytes + 1, 1, "--size"), *recv = jb_alloc(&ctx, max_bytes + 1, 1, "--size");
     MPI_Request req;
     s.pp.send = &send;
     s.pp.recv = &recv;

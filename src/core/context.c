@@ -4,8 +4,6 @@
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
-#include <string.h>
-#include <unistd.h>
 
 #include "jb_parse.h"
 
@@ -63,8 +61,10 @@ void jb_memory_check(jb_ctx *ctx, const jb_memory *m)
                 m->bytes, ctx->memory_per_task, m->largest, m->largest_bytes);
 }
 
-static void *allocated(jb_ctx *ctx, void *p, size_t count, size_t size, const char *what)
+void *jb_alloc(jb_ctx *ctx, size_t count, size_t size, const char *what)
 {
+    size_t bytes;
+    void *p = jb_mul(count, size, &bytes) ? NULL : calloc(count ? count : 1, size ? size : 1);
     if (!p) {
         fprintf(stderr, "jb-%s: error: rank %d cannot allocate %zu x %zu bytes for %s\n", ctx->name, ctx->rank,
                 count, size, what);
@@ -72,23 +72,4 @@ static void *allocated(jb_ctx *ctx, void *p, size_t count, size_t size, const ch
         MPI_Abort(MPI_COMM_WORLD, 2);
     }
     return p;
-}
-
-void *jb_alloc(jb_ctx *ctx, size_t count, size_t size, const char *what)
-{
-    size_t bytes;
-    return allocated(ctx, jb_mul(count, size, &bytes) ? NULL : calloc(count ? count : 1, size ? size : 1), count,
-                     size, what);
-}
-
-void *jb_alloc_buffer(jb_ctx *ctx, size_t count, size_t size, const char *what)
-{
-    size_t bytes;
-    long page = sysconf(_SC_PAGESIZE);
-    void *p = NULL;
-    if (jb_mul(count, size, &bytes) || posix_memalign(&p, page > 0 ? (size_t)page : 4096, bytes ? bytes : 1))
-        p = NULL;
-    if (p)
-        memset(p, 0, bytes);
-    return allocated(ctx, p, count, size, what);
 }

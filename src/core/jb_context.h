@@ -107,9 +107,5 @@ void jb_memory_check(jb_ctx *ctx, const jb_memory *m);
 /* calloc(count, size) for what (named in the error); a failure (only after
  * jb_memory_check passed: the node ran out) prints one line and aborts the job. */
 void *jb_alloc(jb_ctx *ctx, size_t count, size_t size, const char *what);
-/* jb_alloc for a message buffer: zeroed and page-aligned, as OSU's buffers are (MPICH 5 ran a
- * 64 KiB MPI_Alltoall 2.7x slower from calloc'd buffers than from aligned ones:
- * docs/fidelity.md).  free() releases it. */
-void *jb_alloc_buffer(jb_ctx *ctx, size_t count, size_t size, const char *what);
 
 #endif

@@ -47,7 +47,7 @@ static void probe_pair(jb_ctx *ctx, const char *where, int partner, double delay
         return;
     }
     MPI_Comm_rank(p.comm, &p.me);
-    p.buf = jb_alloc_buffer(ctx, max_size + 1, 1, "--max-size");
+    p.buf = jb_alloc(ctx, max_size + 1, 1, "--max-size");
     jb_watch("the %s pair (ranks 0 and %d),", where, partner);
     probe_log l;
     jb_json_init(&l.log);

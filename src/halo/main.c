@@ -328,8 +328,8 @@ int main(int argc, char **argv)
     size_t largest = jb_largest(o.ns_sizes, o.nsizes) > jb_largest(o.ew_sizes, o.nsizes)
                          ? jb_largest(o.ns_sizes, o.nsizes) : jb_largest(o.ew_sizes, o.nsizes);
     for (int d = 0; d < NDIRS; d++) {
-        h.send[d] = jb_alloc_buffer(&ctx, largest + 1, 1, "--size");
-        h.recv[d] = jb_alloc_buffer(&ctx, largest + 1, 1, "--size");
+        h.send[d] = jb_alloc(&ctx, largest + 1, 1, "--size");
+        h.recv[d] = jb_alloc(&ctx, largest + 1, 1, "--size");
     }
 
     jb_schedule sch;

@@ -316,8 +316,8 @@ int main(int argc, char **argv)
         p.req = jb_alloc(&ctx, (size_t)o.window, sizeof *p.req, "--window");
         size_t largest = o.bandwidth_size > o.latency_size ? o.bandwidth_size : o.latency_size;
         for (long k = 0; k < o.window; k++) {
-            p.send[k] = jb_alloc_buffer(&ctx, largest + 1, 1, "--bandwidth-size");
-            p.recv[k] = jb_alloc_buffer(&ctx, largest + 1, 1, "--bandwidth-size");
+            p.send[k] = jb_alloc(&ctx, largest + 1, 1, "--bandwidth-size");
+            p.recv[k] = jb_alloc(&ctx, largest + 1, 1, "--bandwidth-size");
         }
         /* each pass's figures of this node's pairs, then the pair's over the passes */
         pair_figures *pass_row = jb_alloc(&ctx, (size_t)(n * o.passes), sizeof *pass_row, "the nodes x --passes");

@@ -231,8 +231,8 @@ int main(int argc, char **argv)
     p.recv = jb_alloc(&ctx, (size_t)max_n, sizeof *p.recv, "--messages");
     p.req = jb_alloc(&ctx, 2 * (size_t)max_n, sizeof *p.req, "--messages");
     for (int k = 0; k < max_n; k++) {
-        p.send[k] = jb_alloc_buffer(&ctx, max_bytes + 1, 1, "--size");
-        p.recv[k] = jb_alloc_buffer(&ctx, max_bytes + 1, 1, "--size");
+        p.send[k] = jb_alloc(&ctx, max_bytes + 1, 1, "--size");
+        p.recv[k] = jb_alloc(&ctx, max_bytes + 1, 1, "--size");
     }
 
     jb_json *cfg = &ctx.config;

@@ -217,8 +217,8 @@ int main(int argc, char **argv)
 
     size_t max_size = jb_largest(o.sizes, o.nsizes), max_work = jb_largest(o.works, o.nworks);
     for (int d = 0; d < 2 * o.ndims; d++) {
-        t.send[d] = jb_alloc_buffer(&ctx, max_size + 1, 1, "--size");
-        t.recv[d] = jb_alloc_buffer(&ctx, max_size + 1, 1, "--size");
+        t.send[d] = jb_alloc(&ctx, max_size + 1, 1, "--size");
+        t.recv[d] = jb_alloc(&ctx, max_size + 1, 1, "--size");
     }
     /* MPI_Ibsend needs attached buffer space for every message in flight (checked in parse) */
     int bsend_bytes = (int)(2 * (size_t)o.ndims * (max_size + MPI_BSEND_OVERHEAD));
