@@ -43,14 +43,17 @@ from pathlib import Path
 from scipy.stats import binom
 
 from jitterbench import mpi as mpis
-from jitterbench import osu
+from jitterbench import osu, settings
+from jitterbench.files import OutputError, writable, write_text
 
 KIB, MIB = 1024, 1024 * 1024
 OSU_SMALL = 8192  # osu_util.h LARGE_MESSAGE_SIZE: above it, the large counts
 # (iterations, warm-up) up to OSU_SMALL and above it, osu_util.h's defaults
 COUNTS = {"latency": ((10000, 100), (1000, 10)), "bandwidth": ((100, 10), (20, 2)),
-          "alltoall": ((1000, 100), (100, 10)), "halo": ((1000, 100), (100, 10))}
+          "alltoall": ((1000, 100), (100, 10)), "halo": ((1000, 100), (100, 10))}  # halo: IMB's 10 %, at least 10
 WINDOW = 64  # osu_bw's default window (-W)
+REPORT = "jitterbench fidelity"
+OWN = f'"report": "{REPORT}"'  # what opens the --json document: a file the script may replace
 
 
 def counts(kind, size):
@@ -71,20 +74,21 @@ def label(row):
     return f"{kind} {size_text}" + (f" {buffers}" if buffers else "") + (f" {ranks} ranks" if kind in ("alltoall", "halo") else "")
 
 
+# kind: its anchor program, and where under its install prefix (OSU's libexec folder, or IMB's top)
+ANCHORS = {"latency": ("osu_latency", "pt2pt"), "bandwidth": ("osu_bw", "pt2pt"),
+           "alltoall": ("osu_alltoall", "collective"), "halo": ("IMB-MPI1", None)}
+
+
 def anchor_path(m, kind):
     """The anchor's program for kind under its prefix, or (None, what is missing)."""
-    if kind == "halo":
-        prefix = os.environ.get("JB_IMB_PREFIX", "")
-        path = Path(prefix.format(environ=m.name), "IMB-MPI1") if prefix else None
-        what = f"IMB-MPI1 under {prefix.format(environ=m.name)}" if prefix else "JB_IMB_PREFIX (unset)"
-    else:
-        prefix = os.environ.get("JB_OSU_PREFIX", "")
-        folder, program = {"latency": ("pt2pt", "osu_latency"), "bandwidth": ("pt2pt", "osu_bw"),
-                           "alltoall": ("collective", "osu_alltoall")}[kind]
-        path = Path(prefix.format(environ=m.name), "libexec", "osu-micro-benchmarks", "mpi", folder,
-                    program) if prefix else None
-        what = f"{program} under {prefix.format(environ=m.name)}" if prefix else "JB_OSU_PREFIX (unset)"
-    return (str(path), None) if path and os.access(path, os.X_OK) else (None, what)
+    program, folder = ANCHORS[kind]
+    variable = "JB_IMB_PREFIX" if folder is None else "JB_OSU_PREFIX"
+    prefix = os.environ.get(variable, "")
+    if not prefix:
+        return None, f"{variable} (unset)"
+    path = (os.path.join(prefix.format(environ=m.name), program) if folder is None
+            else osu.program_path(prefix, m.name, folder, program))
+    return (path, None) if os.access(path, os.X_OK) else (None, f"{program} under {os.path.dirname(path)}")
 
 
 def commands(m, row, anchor, json_path):
@@ -105,10 +109,7 @@ def commands(m, row, anchor, json_path):
     elif kind == "alltoall":
         jb = [m.binary("alltoall"), "--method", "alltoall", "--size", str(size), *common]
         theirs = [anchor, "-m", f"{size}:{size}", "-i", str(iters), "-x", str(warm)]
-    else:  # IMB Exchange: 10 % warm-up, at least 10 (IMB_settings.h); -iter fixed with -iter_policy off
-        warm = max(iters // 10, 10)
-        common[3] = str(warm)
-        matched["warmup"] = warm
+    else:  # IMB Exchange, -iter fixed with -iter_policy off; COUNTS holds its 10 % warm-up (IMB_settings.h)
         jb = [m.binary("halo"), "--pattern", "isend-recv", "--size", str(size), *common]
         log = int(math.log2(size))
         theirs = [anchor, "Exchange", "-msglog", f"{log}:{log}", "-iter", str(iters), "-iter_policy", "off",
@@ -180,6 +181,18 @@ def measure(m, row, anchor, cores):
 
 
 def main():
+    try:
+        settings.check()
+        fidelity()
+    except (settings.SettingError, OutputError) as e:
+        sys.exit(f"fidelity: {e}")
+    except subprocess.TimeoutExpired as e:
+        sys.exit(f"fidelity: {shlex.join(map(str, e.cmd))} ran over {e.timeout:g} s")
+    except KeyboardInterrupt:
+        sys.exit("fidelity: interrupted; nothing written")
+
+
+def fidelity():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--rounds", type=int, default=7, help="interleaved rounds [7]")
     parser.add_argument("--only", default="", help="these kinds: latency,bandwidth,alltoall,halo [all]")
@@ -192,9 +205,14 @@ def main():
     if unknown or args.rounds < 1:
         sys.exit(f"fidelity: {'--rounds must be at least 1' if args.rounds < 1 else 'no kind ' + ', '.join(unknown)}")
     wanted = set(filter(None, args.mpi.split(",")))
+    if wanted - {m.name for m in mpis.ALL}:
+        sys.exit(f"fidelity: --mpi: no MPI {', '.join(sorted(wanted - {m.name for m in mpis.ALL}))} "
+                 f"(one of {', '.join(m.name for m in mpis.ALL)})")
+    if args.json:  # refused now, not after the rounds
+        writable(args.json, own=OWN)
     cores = len(os.sched_getaffinity(0))
     rng = random.Random(args.seed)
-    report = {"seed": args.seed, "rounds": args.rounds, "cores": cores, "mpis": {}}
+    report = {"report": REPORT, "seed": args.seed, "rounds": args.rounds, "cores": cores, "mpis": {}}
     for m in mpis.available():
         if wanted and m.name not in wanted:
             continue
@@ -244,7 +262,7 @@ def main():
             info = samples[row][0][2]
             print(f"  {label(row)}\n    jitterbench: {info['jitterbench_command']}\n    anchor:      {info['anchor_command']}")
     if args.json:
-        Path(args.json).write_text(json.dumps(report, indent=1))
+        write_text(args.json, json.dumps(report, indent=1), own=OWN)
 
 
 if __name__ == "__main__":

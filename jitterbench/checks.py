@@ -348,6 +348,13 @@ class MpiCheck(rfm.RunOnlyRegressionTest, SystemReferences):
     def transport_as_declared(self):
         return sn.assert_false(self.transport_problems, msg="; ".join(self.transport_problems[:3]))
 
+    def launch_command(self):
+        """The job's launcher line (srun ..., jb-mpirun -np N), for a second program run in the
+        same job before the main one (prerun_cmds), on the same nodes and tasks."""
+        # ReFrame gives the job its tasks only as it writes the script: the launch needs them now
+        self.job.num_tasks, self.job.num_tasks_per_node = self.num_tasks, self.num_tasks_per_node
+        return " ".join(self.job.launcher.run_command(self.job).split())
+
 
 def listed(values):
     """A list option's value: 1024,16384."""

@@ -194,24 +194,7 @@ def write_text(path, text: str, own: str | None = None, force: bool = False) -> 
     is the user's and is refused, unless force (it keeps its permissions).  A folder there is
     refused.  A device or pipe (/dev/stdout) is written straight through: it cannot be
     replaced, and must not be."""
-    if not str(path):
-        raise OutputError("the output is named '': name a file to write")
-    try:
-        mode = os.lstat(path).st_mode if own is not None else os.stat(path).st_mode
-    except FileNotFoundError:
-        mode = None
-    except OSError as e:
-        raise OutputError(f"{path}: cannot write: {e.strerror}") from None
-    if own is not None and mode is not None and not force:
-        if stat.S_ISLNK(mode):
-            raise OutputError(f"{path}: is a symbolic link; jitterbench writes no file through one "
-                              f"(name the file itself, or --force)")
-        if stat.S_ISREG(mode) and not _opens_with(path, own):
-            raise OutputError(f"{path}: exists and is not a file jitterbench wrote; name another, or --force "
-                              f"to replace it")
-        mode = os.stat(path).st_mode
-    if mode is not None and stat.S_ISDIR(mode):
-        raise OutputError(f"{path}: is a folder; name a file to write")
+    mode = writable(path, own, force)
     if mode is not None and not stat.S_ISREG(mode):
         try:
             with open(path, "w") as f:
@@ -231,6 +214,30 @@ def write_text(path, text: str, own: str | None = None, force: bool = False) -> 
         if isinstance(e, OSError):
             raise OutputError(f"{path}: cannot write: {e.strerror}") from None
         raise
+
+
+def writable(path, own: str | None = None, force: bool = False):
+    """The mode of what is at path (None: nothing), or OutputError where write_text would refuse
+    to write there: so that a long run can be refused before it starts, not after."""
+    if not str(path):
+        raise OutputError("the output is named '': name a file to write")
+    try:
+        mode = os.lstat(path).st_mode if own is not None else os.stat(path).st_mode
+    except FileNotFoundError:
+        return None
+    except OSError as e:
+        raise OutputError(f"{path}: cannot write: {e.strerror}") from None
+    if own is not None and not force:
+        if stat.S_ISLNK(mode):
+            raise OutputError(f"{path}: is a symbolic link; jitterbench writes no file through one "
+                              f"(name the file itself, or --force)")
+        if stat.S_ISREG(mode) and not _opens_with(path, own):
+            raise OutputError(f"{path}: exists and is not a file jitterbench wrote; name another, or --force "
+                              f"to replace it")
+        mode = os.stat(path).st_mode
+    if stat.S_ISDIR(mode):
+        raise OutputError(f"{path}: is a folder; name a file to write")
+    return mode
 
 
 def _opens_with(path, own: str) -> bool:

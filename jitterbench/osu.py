@@ -1,7 +1,14 @@
 """Parsing of OSU Micro-Benchmarks output (7.x): one table of numbers per run."""
 from __future__ import annotations
 
+import os
 import re
+
+
+def program_path(prefix: str, environ: str, folder: str, program: str) -> str:
+    """Where an OSU install prefix ({environ} standing for the programming environment) holds a
+    program: libexec/osu-micro-benchmarks/mpi/<folder>/<program>, folder pt2pt or collective."""
+    return os.path.join(prefix.format(environ=environ), "libexec", "osu-micro-benchmarks", "mpi", folder, program)
 
 
 class OsuParseError(ValueError):

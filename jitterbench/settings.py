@@ -123,6 +123,7 @@ READ_BY_JITTERBENCH = {
     "JB_REFERENCE_DIR": _folder,
     "JB_PREFIX": _template,
     "JB_OSU_PREFIX": _template,
+    "JB_IMB_PREFIX": _template,  # benchmarks/fidelity.py: IMB-MPI1 of each MPI
     "JB_PERFTEST_PREFIX": _path,
     "JB_PERFTEST_SERVER_WAIT": _seconds,
     "JB_TIMEOUT": _timeout,

@@ -45,7 +45,7 @@ def find_osu(program, folder, environ):
     """The path of an OSU program, or None."""
     prefix = install_prefix("JB_OSU_PREFIX")
     if prefix:
-        path = os.path.join(prefix.format(environ=environ), "libexec", "osu-micro-benchmarks", "mpi", folder, program)
+        path = osu.program_path(prefix, environ, folder, program)
         return path if os.access(path, os.X_OK) else None
     return shutil.which(program)
 
@@ -91,16 +91,13 @@ class OsuCheck(MpiCheck):
         self.skip_if(path is None, f"OSU Micro-Benchmarks not found: no {self.benchmark} under {prefix or 'PATH'}")
         self.executable = shlex.quote(path) if path else path  # a path, in the job's shell line
         self.executable_opts = options
-        self.buffers = "multiple" if "multiple" in options else ""
+        self.buffers = options[options.index("-b") + 1] if "-b" in options else ""
         if tasks:  # point-to-point between two tasks: one per node when the check spans nodes
             self.num_tasks = tasks
             self.num_tasks_per_node = tasks // self.nodes
         if self.validates():
-            # ReFrame gives the job its tasks only as it writes the script: the launch needs them now
-            self.job.num_tasks, self.job.num_tasks_per_node = self.num_tasks, self.num_tasks_per_node
-            launch = " ".join(self.job.launcher.run_command(self.job).split())
             checked = [o for o in options if o != "-z"]
-            self.prerun_cmds = [" ".join([launch, self.executable, "-c", "-i", "1", "-x", "0", *checked,
+            self.prerun_cmds = [" ".join([self.launch_command(), self.executable, "-c", "-i", "1", "-x", "0", *checked,
                                           ">", VALIDATION])]
             self.keep_files = [VALIDATION]
 

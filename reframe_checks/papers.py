@@ -77,10 +77,7 @@ class MpiFinding(JitterbenchCheck):
     def launch_before(self, *options):
         """A launch of the benchmark as the job's own, with these options and the job's calls and
         time limit: a run beside the main one, in the same job and on the same nodes."""
-        # ReFrame gives the job its tasks only as it writes the script: the launch needs them now
-        self.job.num_tasks, self.job.num_tasks_per_node = self.num_tasks, self.num_tasks_per_node
-        launch = " ".join(self.job.launcher.run_command(self.job).split())
-        return " ".join([launch, self.executable, *options, "--calls", str(self.calls), "--timeout", str(self.timeout)])
+        return " ".join([self.launch_command(), self.executable, *options, "--calls", str(self.calls), "--timeout", str(self.timeout)])
 
 
 @sn.deferrable

@@ -22,7 +22,7 @@ def anchored():
     """The MPIs whose every anchor is installed, and what is missing for the others."""
     found, missing = [], []
     for m in mpis.available():
-        lacking = sorted({what for kind in fidelity.COUNTS for path, what in [fidelity.anchor_path(m, kind)] if not path})
+        lacking = sorted({fidelity.anchor_path(m, kind)[1] for kind in fidelity.ANCHORS} - {None})
         (missing if lacking else found).append(m.name if not lacking else f"{m.name}: no {', '.join(lacking)}")
     return found, missing
 
@@ -33,6 +33,23 @@ def test_the_median_interval_is_the_order_statistics_binomial_coverage_asks():
     assert fidelity.median_interval(range(1, 22)) == (6, 16)
     assert fidelity.median_interval([5, 1, 4, 2, 3, 6]) == (1, 6)  # n = 6: P(B = 0) = 0.016, 96.9 %
     assert all(math.isnan(v) for v in fidelity.median_interval([1, 2, 3, 4, 5]))  # P(B = 0) = 0.031 > 0.025
+
+
+@pytest.mark.unit
+@pytest.mark.parametrize("args, message", [
+    (["--mpi", "bogus"], "fidelity: --mpi: no MPI bogus (one of openmpi, mpich, intelmpi)"),
+    (["--only", "speed"], "fidelity: no kind speed"),
+    (["--rounds", "0"], "fidelity: --rounds must be at least 1"),
+    (["--json", "mine.json"], "fidelity: mine.json: exists and is not a file jitterbench wrote; name another, "
+                              "or --force to replace it"),
+])
+def test_bad_input_is_one_line_before_any_round_and_no_file_is_lost(tmp_path, args, message):
+    (tmp_path / "mine.json").write_text("the user's\n")
+    env = dict(os.environ, JB_OSU_PREFIX=str(tmp_path / "none" / "{environ}"))
+    done = subprocess.run([sys.executable, str(ROOT / "benchmarks" / "fidelity.py"), *args], cwd=tmp_path, env=env,
+                          capture_output=True, text=True, timeout=60)
+    assert (done.returncode, done.stderr) == (1, message + "\n")
+    assert (tmp_path / "mine.json").read_text() == "the user's\n"
 
 
 @pytest.mark.mpi

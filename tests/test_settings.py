@@ -17,7 +17,7 @@ REPO = Path(__file__).resolve().parents[1]
 
 HOSTILE = ["$(touch X)", "`touch X`", "a; touch X", "a b", "a\ntouch X", "a\rb", "{environ", "{x}/{environ}"]
 # paths jitterbench quotes wherever they go: any character but a control one
-PATHS = {"JB_REFERENCE_DIR", "JB_PREFIX", "JB_OSU_PREFIX", "JB_PERFTEST_PREFIX", "JB_SPACK_VIEWS"}
+PATHS = {"JB_REFERENCE_DIR", "JB_PREFIX", "JB_OSU_PREFIX", "JB_IMB_PREFIX", "JB_PERFTEST_PREFIX", "JB_SPACK_VIEWS"}
 # paths ReFrame holds in its configuration or job scripts, expanding $ and running $(...) there
 PLAIN_PATHS = {"JB_OUTPUT", "JB_RESULTS_DB", "JB_BUILD_ROOT", "JB_MPICH_ROOT", "JB_INTEL_MPI_ROOT", "JB_VCLUSTER_DIR"}
 EVERY = {**settings.READ_BY_JITTERBENCH, **settings.READ_BY_THE_PIPELINE}
