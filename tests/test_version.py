@@ -3,6 +3,7 @@ pyproject.toml's dynamic version), the command's --version and each CMake build 
 from __future__ import annotations
 
 import re
+import subprocess
 from importlib.metadata import version
 from pathlib import Path
 
@@ -36,3 +37,34 @@ def test_every_build_is_configured_with_the_release():
     for cache in caches:
         (line,) = [l for l in cache.read_text().splitlines() if l.startswith("CMAKE_PROJECT_VERSION:")]
         assert line.split("=", 1)[1] == RELEASE, f"{cache.parent} is configured for {line}: build it again"
+
+
+def test_each_build_stamps_the_commit_it_is_built_from(tmp_path):
+    """src/version.cmake runs at every build: after a pull, `make` alone stamps the new commit
+    (taken at configure time, results carried the old one); it leaves the header alone while
+    nothing changed, so nothing recompiles."""
+    checkout, out = tmp_path / "checkout", tmp_path / "jb_version.h"
+    checkout.mkdir()
+
+    def git(*args):
+        return subprocess.run(["git", "-C", str(checkout), "-c", "user.name=t", "-c", "user.email=t@t", *args],
+                              check=True, capture_output=True, text=True).stdout.strip()
+
+    def stamp(git_path="git"):
+        subprocess.run(["cmake", f"-DSOURCE={checkout}", "-DRELEASE=1.2.3", f"-DGIT={git_path}", f"-DOUT={out}",
+                        "-P", str(REPO / "src" / "version.cmake")], check=True)
+        return out.read_text()
+
+    git("init", "-q")
+    (checkout / "a").write_text("1")
+    git("add", "a")
+    git("commit", "-q", "-m", "one")
+    assert stamp() == f'#define JB_VERSION "1.2.3+{git("rev-parse", "--short", "HEAD")}"\n'
+    written = out.stat().st_mtime_ns
+    stamp()
+    assert out.stat().st_mtime_ns == written
+    (checkout / "a").write_text("2")
+    assert stamp().endswith('-dirty"\n')
+    git("commit", "-q", "-am", "two")
+    assert stamp() == f'#define JB_VERSION "1.2.3+{git("rev-parse", "--short", "HEAD")}"\n'
+    assert stamp(git_path="") == '#define JB_VERSION "1.2.3"\n'

@@ -16,9 +16,7 @@
 #include "jb_placement.h"
 #include "jb_watchdog.h"
 
-#ifndef JB_VERSION
-#define JB_VERSION "unknown"
-#endif
+#include "jb_version.h" /* JB_VERSION, written at every build (src/version.cmake) */
 
 static void timeout_from_environment(jb_ctx *ctx);
 
