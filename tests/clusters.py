@@ -13,6 +13,8 @@ from jitterbench import mpi as mpis
 REPO = Path(__file__).resolve().parents[1]
 VCLUSTER = REPO / "ci" / "vcluster" / "vcluster.sh"
 REFRAME = Path(sys.executable).with_name("reframe")
+# the cluster's transport variants of its MPIs (systems/sites/vcluster.py VARIANTS)
+TRANSPORT_VARIANTS = ("openmpi-ucx", "mpich-ofi")
 
 
 def why_not():

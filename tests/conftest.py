@@ -82,15 +82,19 @@ def halo_document(**result):
             "results": [base]}
 
 
-def install_prefix(root):
+def install_prefix(root, variants=()):
     """An install prefix per programming environment, <root>/<environ>/bin, holding
     this checkout's binaries of each MPI found (as a Spack view would), so that
-    ReFrame runs take them (JB_PREFIX=<root>/{environ}) instead of building again."""
+    ReFrame runs take them (JB_PREFIX=<root>/{environ}) instead of building again.
+    Each of variants, a transport variant <mpi>-<transport> (systems/sites/vcluster.py),
+    takes its MPI's: the transport is chosen when the job runs, not when it is built."""
     for m in mpis.available():
         bindir = root / m.name / "bin"
         bindir.mkdir(parents=True, exist_ok=True)
         for binary in m.binary("halo").parent.glob("jb-*"):
             (bindir / binary.name).symlink_to(binary)
+    for variant in variants:
+        (root / variant).symlink_to(root / variant.split("-")[0])
     return root
 
 

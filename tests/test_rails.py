@@ -36,8 +36,7 @@ def test_a_third_rail_or_a_torus_with_rails_is_refused_in_one_line(cluster):
 
 
 def test_two_rails_carry_a_large_message_twice_as_fast_and_a_small_one_not(cluster, tmp_path):
-    prefix = install_prefix(tmp_path / "prefix")
-    (prefix / "openmpi-ucx").symlink_to(prefix / "openmpi")
+    prefix = install_prefix(tmp_path / "prefix", clusters.TRANSPORT_VARIANTS)
     out = tmp_path / "out"
     args = ["-c", "reframe_checks/pingpong.py", "-n", "PingPongCheck", "-P", "nodes=2", "-P", "tasks_per_node=1",
             "-P", "eager_limit=default", "-P", "distribution=block", "-P", "rails=1,2", "-P", "sweep=sizes", "-S", "modes=send",

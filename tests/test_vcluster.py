@@ -41,6 +41,9 @@ def reframe_command(*args):
 def quick(cluster, tmp_path_factory):
     """The quick suite on 1 to 3 nodes for every MPI: the process, its cases that ran, its output folder."""
     out = tmp_path_factory.mktemp("quick")
+    # this checkout's builds, as the other cluster tests take them: building each of the five
+    # environments again cost 700 s of CI's 750 here (the pipeline tier's build job builds)
+    prefix = install_prefix(tmp_path_factory.mktemp("prefix"), clusters.TRANSPORT_VARIANTS)
     # one retry: Open MPI 4.1.4 started by srun on this oversubscribed cluster now and then
     # fails at start-up on one node (a shared-memory segment it cannot open); the report
     # keeps the failure and the retry
@@ -50,7 +53,8 @@ def quick(cluster, tmp_path_factory):
     # PairsCheck runs in test_pairs_vcluster.py, on a cluster with a slow node to name
     proc = subprocess.run(reframe_command("--mode", "quick", "--max-retries=1", "-S", "TorusCheck.work_sweep=262144",
                                           "-P", f"nodes=1,{NODES}", "-x", "PairsCheck"),
-                          cwd=REPO, env=run_env(cluster, out), capture_output=True, text=True, timeout=1500)
+                          cwd=REPO, env={**run_env(cluster, out), "JB_PREFIX": str(prefix / "{environ}")},
+                          capture_output=True, text=True, timeout=1500)
     ran = [c for c in report_cases(out) if c["result"] != "skip"]
     return proc, ran, out
 
