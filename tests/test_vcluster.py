@@ -41,8 +41,8 @@ def reframe_command(*args):
 def quick(cluster, tmp_path_factory):
     """The quick suite on 1 to 3 nodes for every MPI: the process, its cases that ran, its output folder."""
     out = tmp_path_factory.mktemp("quick")
-    # this checkout's builds, as the other cluster tests take them: building each of the five
-    # environments again cost 700 s of CI's 750 here (the pipeline tier's build job builds)
+    # this checkout's builds, as the other cluster tests take them, not five builds again beside
+    # the suite's jobs (749 s -> 715; the pipeline tier's build job builds from source)
     prefix = install_prefix(tmp_path_factory.mktemp("prefix"), clusters.TRANSPORT_VARIANTS)
     # one retry: Open MPI 4.1.4 started by srun on this oversubscribed cluster now and then
     # fails at start-up on one node (a shared-memory segment it cannot open); the report
