@@ -8,9 +8,12 @@ defined (see MpiCheck).
 """
 from __future__ import annotations
 
+import json
 import os
 import re
 import shlex
+import shutil
+import statistics
 
 import reframe as rfm
 import reframe.core.runtime as rt
@@ -19,7 +22,7 @@ import reframe.utility.typecheck as typ
 from reframe.core.builtins import fixture, parameter, run_after, run_before, sanity_function, variable
 from reframe.core.exceptions import ReframeError, SanityError
 
-from . import benchmarks, fingerprint, references, sweeps, transports
+from . import benchmarks, fingerprint, references, settings, sweeps, transports
 from .load import disturbance, disturbed, load_samples
 from .rfm import REFERENCE_DIRS, REPO, SOURCES, reference_files, install_prefix, per_node_scale, scale
 
@@ -350,10 +353,16 @@ class MpiCheck(rfm.RunOnlyRegressionTest, SystemReferences):
 
     def launch_command(self):
         """The job's launcher line (srun ..., jb-mpirun -np N), for a second program run in the
-        same job before the main one (prerun_cmds), on the same nodes and tasks."""
+        same job before the main one (prerun_cmds), on the same nodes and tasks; without the
+        launch loop that the main program's line may have (launch_several_times)."""
         # ReFrame gives the job its tasks only as it writes the script: the launch needs them now
         self.job.num_tasks, self.job.num_tasks_per_node = self.num_tasks, self.num_tasks_per_node
-        return " ".join(self.job.launcher.run_command(self.job).split())
+        launcher = self.job.launcher
+        modifier, launcher.modifier = launcher.modifier, ""
+        try:
+            return " ".join(launcher.run_command(self.job).split())
+        finally:
+            launcher.modifier = modifier
 
 
 def listed(values):
@@ -361,11 +370,21 @@ def listed(values):
     return ",".join(map(str, values))
 
 
+# the launch loop a case's job runs its benchmark through (JitterbenchCheck.launch_several_times)
+LAUNCH_LOOP = os.path.join(os.path.dirname(os.path.abspath(__file__)), "launches.sh")
+
+
 @sn.deferrable
-def _the_only(values, what):
-    if len(values) != 1:
-        raise SanityError(f"{len(values)} JB_RESULT lines hold {what}: expected one")
-    return values[0]
+def _median_over_launches(test, values, name, what):
+    """The median of values, one per launch of test; every launch's value is kept in the test's
+    launch_values under name (set as the value is evaluated: a check that fails its performance
+    still logs what each launch measured)."""
+    if len(values) != test.launches:
+        raise SanityError(f"{len(values)} JB_RESULT lines hold {what}: expected one per launch ({test.launches})")
+    kept = json.loads(test.launch_values or "{}")
+    kept[name] = values
+    test.launch_values = json.dumps(kept, separators=(",", ":"))
+    return statistics.median(values)
 
 
 class JitterbenchCheck(MpiCheck):
@@ -402,13 +421,28 @@ class JitterbenchCheck(MpiCheck):
     msg_sizes = variable(typ.List[int], value=[], loggable=True)
     build = fixture(JitterbenchBuild, scope="environment")
     quick_variant = {**MpiCheck.quick_variant, "eager_limit": ["default"]}
-    # the load beside the run, as the benchmark recorded it ('# load:'): the busiest node's
+    # the load beside each launch, as the benchmark recorded it ('# load:'): the busiest node's
     # runnable tasks, 1-minute load, CPUs and this job's tasks there, at the start and the end
+    # ('; ' between launches)
     load_before = variable(str, value="", loggable=True)
     load_after = variable(str, value="", loggable=True)
     # whether the disturbed-run rule fails the check (-S judge_load=0: the load is still logged; for
     # runs that test something else on a machine shared with other work)
     judge_load = variable(typ.Bool, value=True, loggable=True)
+
+    # Launches (docs/references.md, "Launches"): launch-to-launch variation dominates call-to-call
+    # variation, so more calls per launch do not make a verdict surer and more launches do.  A
+    # case launches its benchmark `launches` times in its one job, each a launcher call of its
+    # own (jitterbench/launches.sh), and each performance variable is the median over the
+    # launches; JB_LAUNCHES sets a site's default (settings.LAUNCHES).  A launch the benchmark
+    # finds disturbed (src/core/load.c) is launched again, `launch_tries` tries in all; a case
+    # with a launch still disturbed is inconclusive (undisturbed).  A check whose verdict one
+    # launch decides sets over_launches False and says why: it runs once.
+    launches = variable(int, value=settings.launches(), loggable=True)
+    launch_tries = variable(int, value=3, loggable=True)
+    over_launches = True
+    # every launch's value of each performance variable, {variable: [launch 1, launch 2, ...]} (JSON)
+    launch_values = variable(str, value="", loggable=True)
 
     # calibrated noise for the benchmarks that take --inject P:US (halo, jacobi): every task waits
     # US us, busy, at a call with chance P: a known slowdown, for the verdict's power
@@ -426,6 +460,26 @@ class JitterbenchCheck(MpiCheck):
         """{quantity: (field, unit)} of the benchmark's record: the named ones, or without names
         every performance variable it declares (jitterbench/benchmarks/<benchmark>.py)."""
         return benchmarks.by_benchmark(self.benchmark).performance(*names)
+
+    @run_after("init")
+    def one_launch_unless_over_launches(self):
+        if not self.over_launches:
+            self.launches = 1
+
+    @run_before("run", always_last=True)
+    def launch_several_times(self):
+        """The job runs the benchmark through the launch loop, by the launcher's own modifier
+        (`sh launches.sh L TRIES srun ... jb-halo ...`), each launch in its own folder: the
+        folders are kept whole (their JSON documents, stdout and stderr)."""
+        if not self.over_launches:
+            return
+        if not 1 <= self.launches <= settings.MAX_LAUNCHES or self.launch_tries < 1:
+            raise ValueError(f"launches must be 1 to {settings.MAX_LAUNCHES} and launch_tries at least 1, "
+                             f"got {self.launches} and {self.launch_tries}")
+        shutil.copy(LAUNCH_LOOP, os.path.join(self.stagedir, "launches.sh"))
+        self.job.launcher.modifier = "sh"
+        self.job.launcher.modifier_options = ["launches.sh", str(self.launches), str(self.launch_tries)]
+        self.keep_files = ["launches.sh", "launch-[0-9]*"]
 
     @run_after("setup")
     def set_executable(self):
@@ -476,45 +530,55 @@ class JitterbenchCheck(MpiCheck):
 
     @run_before("sanity")
     def read_the_load(self):
-        """The load line and what the disturbed-run rule (disturbance) makes of it."""
+        """The load lines, one per launch kept, and what the disturbed-launch rule made of them
+        (the benchmark's verdict, src/core/load.c); load_before and load_after log every launch's,
+        separated by '; '."""
         self.disturbances = []
         if self.is_dry_run():
             return
         path = os.path.join(self.stagedir, self.stdout.evaluate())
         text = open(path, errors="replace").read() if os.path.exists(path) else ""
-        found = re.search(r"^# load: (.*)$", text, re.M)
-        samples = load_samples(found[1]) if found else {}
-        for when, sample in samples.items():
-            setattr(self, f"load_{when}", " ".join(f"{k}={v}" for k, v in sample.items()))
-            if disturbed(sample):
-                self.disturbances.append(disturbance(when, sample))
+        logged = {"before": [], "after": []}
+        for launch, line in enumerate(re.findall(r"^# load: (.*)$", text, re.M), 1):
+            for when, sample in load_samples(line).items():
+                logged[when].append(" ".join(f"{k}={v}" for k, v in sample.items()))
+                if disturbed(sample):
+                    tried = f" of {self.launches}, disturbed in all {self.launch_tries} tries" if self.over_launches else ""
+                    self.disturbances.append(f"launch {launch}{tried}: {disturbance(when, sample)}")
+        for when, samples in logged.items():
+            setattr(self, f"load_{when}", "; ".join(samples))
 
     def undisturbed(self):
-        """Fails a run that something else on a node disturbed (the rule: `disturbed`), naming
-        the node and its load, so that ReFrame's retries run it again."""
+        """Fails, as inconclusive, a case whose launch something else on a node disturbed through
+        every try (the rule: `disturbed`), naming the node and its load: nothing of it is judged,
+        and `jitterbench table` says to run it again."""
         # where a partition's nodes share their CPUs with each other (extras binding other than
         # 'cores': the virtual cluster's containers on one host), a node's view of the runnable
         # tasks holds the job's ranks of the other nodes: no rule reads it
         own_cpus = self.current_partition.extras.get("binding", "cores") == "cores"
-        return sn.assert_false(self.judge_load and own_cpus and self.disturbances, msg="; ".join(self.disturbances))
+        return sn.assert_false(self.judge_load and own_cpus and self.disturbances,
+                               msg=f"{references.INCONCLUSIVE}: {'; '.join(self.disturbances)}")
 
-    def result(self, key, conv=float, where=None):
-        """A field of the benchmark's JB_RESULT summary lines: of the one line that holds
-        every field=value of `where` (no `where`: of the only line)."""
+    def result(self, key, conv=float, where=None, name=None):
+        """A field of the benchmark's JB_RESULT summary lines, one per launch: of the lines that
+        hold every field=value of `where` (no `where`: the only line of each launch), the
+        median over the launches; every launch's value is kept in launch_values (under name,
+        else key)."""
         select = "".join(rf"(?=.*\s{re.escape(field)}={re.escape(str(value))}(?:\s|$))"
                          for field, value in (where or {}).items())
         what = " ".join(f"{field}={value}" for field, value in (where or {}).items()) or "a result"
-        return _the_only(sn.extractall(rf"^JB_RESULT{select}.*\s{re.escape(key)}=(\S+)", self.stdout, 1, conv),
-                         f"{key} for {what}")
+        return _median_over_launches(self, sn.extractall(rf"^JB_RESULT{select}.*\s{re.escape(key)}=(\S+)",
+                                                         self.stdout, 1, conv), name or key, f"{key} for {what}")
 
     def sweep_variables(self, quantities, lines):
         """The performance variables of the summary lines one run sweeps: lines holds
         (swept word or None, swept numbers, the fields that pick its line), e.g.
         ('isend-recv', {'msg_size': 4096}, {'pattern': 'isend-recv', 'ns_size': 4096});
         quantities {quantity: (field, unit)}.  Named by sweeps.name: max_isend-recv_4096."""
-        return {sweeps.name(quantity, word, **numbers): sn.make_performance_function(
-                    self.result(field, where=fields), unit)
-                for word, numbers, fields in lines for quantity, (field, unit) in quantities.items()}
+        named = {sweeps.name(quantity, word, **numbers): (field, unit, fields)
+                 for word, numbers, fields in lines for quantity, (field, unit) in quantities.items()}
+        return {name: sn.make_performance_function(self.result(field, where=fields, name=name), unit)
+                for name, (field, unit, fields) in named.items()}
 
     @sanity_function
     def ran_and_validated(self):
@@ -525,8 +589,11 @@ class JitterbenchCheck(MpiCheck):
         return sn.all([
             sn.assert_false(launch_errors, msg="the launcher failed: {0}"),
             sn.assert_false(shared, msg="{0}"),
+            sn.assert_eq(sn.count(sn.extractall(r"^# launch: \d+ of \d+, try \d+ of \d+$", self.stdout)),
+                         self.launches if self.over_launches else 0, msg="{0} of {1} launches ran"),
             sn.assert_found(r"^JB_RESULT ", self.stdout, msg="no JB_RESULT summary line"),
-            sn.assert_found(r"every payload arrived intact", self.stdout, msg="payload validation did not pass"),
+            sn.assert_eq(sn.count(sn.extractall(r"^# validate: every payload arrived intact$", self.stdout)),
+                         self.launches, msg="payload validation passed in {0} of {1} launches"),
             self.transport_as_declared(),
             self.undisturbed(),
         ])

@@ -164,6 +164,7 @@ def run(args) -> int:
         print(summarize(args.files))
     elif args.command == "table":
         print(verdict_table.table(args.reports, every=args.all))
+        return 3 if verdict_table.inconclusive_only(args.reports) else 0
     elif args.command == "simulate":
         simulate_command.run(args)
     elif args.command == "history":

@@ -24,13 +24,12 @@ def load_samples(line: str) -> dict:
 
 
 def disturbed(sample: dict) -> bool:
-    """The disturbed-run rule: at the start or the end of a run, the runnable tasks on a node
-    (the median of 5 reads over 20 ms, this job's included) exceed the node's online CPUs by
-    more than the job's own tasks there, runnable - job_tasks > cpus: what else runs there
-    could keep every CPU busy by itself, so the job's ranks wait for a CPU and the times
-    measure the scheduler.  A sample the kernel did not give (runnable < 0) is no evidence."""
-    runnable, tasks, cpus = (sample.get(k, -1) for k in ("runnable", "job_tasks", "cpus"))
-    return runnable >= 0 and cpus > 0 and runnable - tasks > cpus
+    """Whether the benchmark found the sample disturbed: the rule is stated once, in the benchmark
+    (src/core/load.c: on a node, runnable - job_tasks > cpus, the runnable tasks the median of 5
+    reads over 20 ms, this job's included: what else runs there could keep every CPU busy by
+    itself, so the job's ranks wait for a CPU and the times measure the scheduler), which
+    writes its verdict as `_disturbed=1`; the checks' launch loop reads the same."""
+    return sample.get("disturbed") == 1
 
 
 def disturbance(when: str, sample: dict) -> str:

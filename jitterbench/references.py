@@ -322,6 +322,18 @@ def report_cases(path):
     return report["session_info"], last_attempts(report)
 
 
+# the verdict of a case with a launch disturbed through every try (checks.JitterbenchCheck.undisturbed):
+# ReFrame fails it, and nothing of it is judged, either way
+INCONCLUSIVE = "inconclusive"
+
+
+def outcome(case):
+    """A report case's verdict: its result (pass, fail, skip, ...), or inconclusive where it failed
+    naming a launch disturbed through every try."""
+    inconclusive = case["result"] == "fail" and f"{INCONCLUSIVE}: " in str(case.get("fail_reason") or "")
+    return INCONCLUSIVE if inconclusive else case["result"]
+
+
 def last_attempts(report):
     """report_cases of a run report already read and checked (report_problem)."""
     last = {}

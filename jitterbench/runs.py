@@ -98,14 +98,18 @@ def _typed(text):
 
 
 def _documents(outputdir, keep_files, skipped):
+    """The benchmark's JSON documents a case kept: the files its keep_files name, and those in the
+    folders they name (a case of several launches keeps launch-1/, launch-2/, ...: one each)."""
     docs = []
     for name in filter(None, keep_files or []) if outputdir else []:
-        path = Path(outputdir) / name
-        if path.suffix == ".json" and path.exists():
-            try:
-                docs.append(results.load(path))
-            except results.ResultsError:
-                skipped[str(path)] += 1
+        for kept in sorted(Path(outputdir).glob(name)):
+            for path in sorted(kept.glob("*.json")) if kept.is_dir() else [kept]:
+                if path.suffix != ".json":
+                    continue
+                try:
+                    docs.append(results.load(path))
+                except results.ResultsError:
+                    skipped[str(path)] += 1
     return docs
 
 
@@ -134,7 +138,8 @@ def read_report(path, label, skipped):
         outputdir = _moved(c.get("outputdir"), info.get("prefix_output"), Path(path).parent / "output")
         cases.append(Case(
             label=label or c["system"], system=c["system"], partition=c["partition"], environ=c["environ"],
-            check=c["display_name"].split()[0], params=references.parameters(c), perf=perf, result=c["result"],
+            check=c["display_name"].split()[0], params=references.parameters(c), perf=perf,
+            result=references.outcome(c),
             run=info.get("uuid", str(path)), source=str(path),
             meta={k: c.get(k) for k in META if c.get(k) not in (None, "")},
             documents=_documents(outputdir, c.get("keep_files"), skipped)))

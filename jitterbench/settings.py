@@ -111,6 +111,24 @@ def _timeout(value):
         "whole seconds from 0 (no limit) to 100000000"
 
 
+def _launches(value):
+    return None if re.fullmatch(r"[0-9]{1,4}", value) and 1 <= int(value) <= MAX_LAUNCHES else \
+        f"a whole number of launches from 1 to {MAX_LAUNCHES}"
+
+
+# launches a case makes by default (JB_LAUNCHES): the fewest whose median held the minimum
+# detectable slowdowns of the central figures within 2x on the 2-core CI machine type
+# (docs/references.md, "Launches")
+LAUNCHES = 5
+MAX_LAUNCHES = 1000
+
+
+def launches(environ=os.environ) -> int:
+    """The launches a test case makes: JB_LAUNCHES (checked by `check`), else LAUNCHES."""
+    value = environ.get("JB_LAUNCHES")
+    return int(value) if value and not _launches(value) else LAUNCHES
+
+
 def _options(value):
     return "ReFrame options on one line" if CONTROL.search(value) else None
 
@@ -127,6 +145,7 @@ READ_BY_JITTERBENCH = {
     "JB_PERFTEST_PREFIX": _path,
     "JB_PERFTEST_SERVER_WAIT": _seconds,
     "JB_TIMEOUT": _timeout,
+    "JB_LAUNCHES": _launches,
     "JB_SIMULATE_BUDGET_S": _seconds,
     "JB_SPACK_VIEWS": _folder,
     "JB_RESULTS_URL": _url,

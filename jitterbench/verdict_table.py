@@ -100,7 +100,8 @@ def summarize(cases, outcomes=None) -> list:
     out = []
     for (label, check, environ), group in groups.items():
         results = (outcomes or {}).get((check, environ)) or [c.result for c in group]
-        verdict = "FAIL" if "fail" in results else "pass" if "pass" in results else results[0]
+        verdict = ("FAIL" if "fail" in results else references.INCONCLUSIVE if references.INCONCLUSIVE in results
+                   else "pass" if "pass" in results else results[0])
         every = [j for c in group for j in judged(c)]
         worst = max(every, key=lambda j: j.ratio / j.detectable, default=None)
         shown = worst.case if worst else next((c for c in group if per_call(c, "max_us") is not None), group[0])
@@ -159,11 +160,26 @@ def _fit(header, rows, flexible) -> str:
     return format_table(header, rows)
 
 
+def inconclusive_only(report_paths) -> bool:
+    """Whether some case of the reports is inconclusive and none failed: `jitterbench table`
+    then exits 3, so that a job can say to run again rather than that the machine failed."""
+    results = [references.outcome(c) for path in report_paths for c in references.report_cases(path)[1]]
+    return references.INCONCLUSIVE in results and "fail" not in results
+
+
 def table(report_paths, every=False) -> str:
     """The verdicts of ReFrame run reports, or with every, each of their cases."""
     cases, outcomes = [], defaultdict(list)
     for path in report_paths:
         cases += runs.read_report(path, None, Counter())[0]
         for c in references.report_cases(path)[1]:
-            outcomes[(c["display_name"].split()[0], c["environ"])].append(c["result"])
-    return every_case(cases) if every else verdicts(cases, outcomes)
+            outcomes[(c["display_name"].split()[0], c["environ"])].append(references.outcome(c))
+    if every:
+        return every_case(cases)
+    text = verdicts(cases, outcomes)
+    inconclusive = sum(r == references.INCONCLUSIVE for results in outcomes.values() for r in results)
+    if inconclusive:
+        text += (f"\n{inconclusive} case(s) {references.INCONCLUSIVE}: a launch stayed disturbed through every try "
+                 "(something else kept the CPUs busy; the reasons: jitterbench table --all, or the run's report): "
+                 "nothing of them was judged; run them again on a quiet machine")
+    return text

@@ -34,6 +34,9 @@ class CongestionCheck(JitterbenchCheck):
     rounds = variable(int, value=RECORD.value("rounds"), loggable=True)
     congestors = variable(str, value="", loggable=True)  # the kinds the run had nodes for
     quick_variant = {**JitterbenchCheck.quick_variant, "tasks_per_node": [1], "nodes": EVERY_NODE}
+    # one launch: its figures are ratios of the congested to the isolated phase, which alternate
+    # over rounds within the launch, so what one launch shares with the other cancels
+    over_launches = False
 
     @run_after("setup")
     def options(self):

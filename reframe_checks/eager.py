@@ -31,6 +31,8 @@ class EagerCheck(JitterbenchCheck):
     # bytes the MPI may keep of the limit for its own header (Open MPI ob1: 56)
     header_allowance = variable(int, value=256, loggable=True)
     quick_variant = {**JitterbenchCheck.quick_variant, "tasks_per_node": [2], "eager_limit": ["default", "8192"]}
+    # one launch: the limit is the same bytes in every launch (a protocol switch, not a time)
+    over_launches = False
 
     @run_after("setup")
     def options(self):

@@ -33,6 +33,10 @@ class NoiseCheck(JitterbenchCheck):
     worst_node = variable(str, value="", loggable=True)
     quick_variant = {**JitterbenchCheck.quick_variant, "tasks_per_node": partition_scale(
         "max_tasks_per_node", lambda cores: [cores])}
+    # one launch: the probe is a run of `duration` seconds per core whose node lines name the
+    # noisiest node of that run, and its figures are the worst node's (sn.max over the lines);
+    # a median over launches of worst nodes would name none of them
+    over_launches = False
 
     def fits(self, partition):
         # one task alone is a fine probe: only its own core's noise is asked for

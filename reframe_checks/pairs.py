@@ -33,6 +33,9 @@ class PairsCheck(JitterbenchCheck):
     # the nodes the run named outliers, 'node (host)', or 'none'
     named_nodes = variable(str, value="", loggable=True)
     quick_variant = {**JitterbenchCheck.quick_variant, "tasks_per_node": [1], "nodes": EVERY_NODE}
+    # one launch: the tournament already repeats every pair over passes with the nodes shuffled
+    # afresh, and names a pair or node only where every pass agrees (src/pairs/README.md)
+    over_launches = False
 
     @run_after("setup")
     def options(self):

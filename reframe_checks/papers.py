@@ -66,6 +66,9 @@ class MpiFinding(JitterbenchCheck):
     distribution = parameter(["block"], type=str, loggable=True)
     rails = parameter([1], type=int, loggable=True)
     quick_variant = {"nodes": []}  # never in the quick mode
+    # one launch: each finding is asserted on its own figures side by side within one run (a
+    # ratio, a share of calls) against the paper's stated number, not against a reference
+    over_launches = False
 
     @run_after("init")
     def first_environment_only(self):

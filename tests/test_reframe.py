@@ -7,12 +7,13 @@ import re
 import subprocess
 import sys
 import tempfile
+import time
 from pathlib import Path
 
 import pytest
 import yaml
 
-from conftest import install_prefix
+from conftest import install_prefix, run_benchmark
 from jitterbench import benchmarks
 from jitterbench import mpi as mpis
 
@@ -537,16 +538,41 @@ def test_without_hogs_the_same_check_passes_the_rule_its_load_logged(tmp_path):
 
 @pytest.mark.unit
 def test_the_disturbed_run_rule_reads_the_load_line_exactly():
+    """The rule is the benchmark's (src/core/load.c); the reader takes its verdict, `_disturbed`."""
     from jitterbench.load import disturbance, disturbed, load_samples
     line = ("before_node=n1 before_load1=3.50 before_runnable=5 before_tasks_total=200 before_steal_pct=0.25 "
-            "before_cpus=2 before_job_tasks=2 before_job_cpus=2 after_node=n1 after_load1=3.10 after_runnable=4 "
-            "after_tasks_total=200 after_steal_pct=-1.00 after_cpus=2 after_job_tasks=2 after_job_cpus=2")
+            "before_cpus=2 before_job_tasks=2 before_job_cpus=2 before_disturbed=1 after_node=n1 after_load1=3.10 "
+            "after_runnable=4 after_tasks_total=200 after_steal_pct=-1.00 after_cpus=2 after_job_tasks=2 "
+            "after_job_cpus=2 after_disturbed=0")
     samples = load_samples(line)
     assert samples["before"] == {"node": "n1", "load1": 3.5, "runnable": 5, "tasks_total": 200, "steal_pct": 0.25,
-                                 "cpus": 2, "job_tasks": 2, "job_cpus": 2}
-    assert disturbed(samples["before"]) and not disturbed(samples["after"])  # 5 - 2 > 2; 4 - 2 = 2 is not
-    assert not disturbed({**samples["before"], "runnable": -1})  # unread: no evidence
+                                 "cpus": 2, "job_tasks": 2, "job_cpus": 2, "disturbed": 1}
+    assert disturbed(samples["before"]) and not disturbed(samples["after"])
+    assert not disturbed({k: v for k, v in samples["before"].items() if k != "disturbed"})  # no verdict: no evidence
     assert disturbance("before", samples["before"]).startswith("disturbed run: on n1 before the run, 5 runnable")
+
+
+@pytest.mark.mpi
+def test_the_benchmark_s_disturbed_verdict_is_the_rule_on_the_figures_it_prints():
+    """jb-halo beside more busy processes than CPUs, and alone: in every sample it prints, its
+    verdict is exactly runnable - job_tasks > cpus (with runnable read), and the hogs make it 1."""
+    from jitterbench.load import load_samples
+    verdicts = []
+    for hogs in (0, (os.cpu_count() or 1) + 2):
+        busy = cpu_hogs(hogs, 60)
+        try:
+            time.sleep(0.5 if hogs else 0)
+            out = run_benchmark(mpis.OPENMPI, 2, ["--calls", "20", "--size", "1K"]).stdout
+        finally:
+            for hog in busy:
+                hog.kill()
+                hog.wait()
+        line = re.search(r"^# load: (.*)$", out, re.M)[1]
+        for sample in load_samples(line).values():
+            rule = sample["runnable"] >= 0 and sample["runnable"] - sample["job_tasks"] > sample["cpus"]
+            assert sample["disturbed"] == int(rule), sample
+            verdicts.append((hogs, sample["disturbed"]))
+    assert any(hogs and verdict for hogs, verdict in verdicts), verdicts
 
 
 @pytest.mark.reframe

@@ -84,6 +84,16 @@ static void read_node(const jb_ctx *ctx, int at_end, jb_load_sample_t *s)
     gethostname(s->host, sizeof s->host - 1);
 }
 
+/* The disturbed-launch rule, stated here only (jitterbench/load.py and the checks' launch loop read
+ * its verdict, `_disturbed=1`): on a node, the runnable tasks other than this job's exceed its online
+ * CPUs, so what else runs there could keep every CPU busy by itself and the job's ranks wait for a
+ * CPU: the times measure the scheduler.  A sample the kernel did not give (runnable < 0) is no
+ * evidence. */
+static int disturbed(const jb_load_sample_t *s)
+{
+    return s->taken && s->runnable >= 0 && s->cpus > 0 && s->runnable - s->job_tasks > s->cpus;
+}
+
 void jb_load_sample(jb_ctx *ctx, int at_end)
 {
     MPI_Comm leaders = ctx->nodes.leaders;
@@ -113,9 +123,9 @@ void jb_load_sample(jb_ctx *ctx, int at_end)
         if (!s->taken)
             continue;
         printf(" %s_node=%s %s_load1=%.2f %s_runnable=%ld %s_tasks_total=%ld %s_steal_pct=%.2f %s_cpus=%d "
-               "%s_job_tasks=%d %s_job_cpus=%d",
+               "%s_job_tasks=%d %s_job_cpus=%d %s_disturbed=%d",
                when, s->host[0] ? s->host : "?", when, s->load1, when, s->runnable, when, s->tasks_total, when,
-               s->steal_pct, when, s->cpus, when, s->job_tasks, when, s->job_cpus);
+               s->steal_pct, when, s->cpus, when, s->job_tasks, when, s->job_cpus, when, disturbed(s));
     }
     printf("\n");
 }
@@ -126,7 +136,8 @@ void jb_load_json(const jb_ctx *ctx, jb_json *j)
     jb_json_str(j, "means", "per sample, the node whose runnable tasks (/proc/loadavg's 4th field, this job's "
                             "included) most exceed its online CPUs plus this job's tasks there: its 1-minute load, "
                             "runnable and total tasks, CPU steal in % (since boot before, over the run after; -1: "
-                            "not given), online CPUs, the job's tasks and the CPUs they may use");
+                            "not given), online CPUs, the job's tasks and the CPUs they may use, and whether the "
+                            "disturbed-launch rule holds (runnable - job_tasks > cpus)");
     for (int k = 0; k < 2; k++) {
         const jb_load_sample_t *s = k ? &ctx->load_after : &ctx->load_before;
         if (!s->taken)
@@ -141,6 +152,7 @@ void jb_load_json(const jb_ctx *ctx, jb_json *j)
         jb_json_int(j, "cpus", s->cpus);
         jb_json_int(j, "job_tasks", s->job_tasks);
         jb_json_int(j, "job_cpus", s->job_cpus);
+        jb_json_bool(j, "disturbed", disturbed(s));
         jb_json_end(j);
     }
     jb_json_end(j);
