@@ -526,7 +526,8 @@ class JitterbenchCheck(MpiCheck):
         self.cpu_sets = sn.evaluate(sn.extractsingle(r"^# cpu_sets: (.*)$", stdout, 1)).strip()
         self.network = sn.evaluate(sn.extractsingle(r"^# network: (.*)$", stdout, 1)).strip()
         self.take_the_machines_references({"cpu": self.cpu, "mpi_library": self.mpi_library,
-                                           "transport": self.transport})
+                                           "transport": self.transport, "check": type(self).__name__,
+                                           "launches": self.launches})
 
     @run_before("sanity")
     def read_the_load(self):

@@ -555,6 +555,12 @@ def build(report_paths, system, measured_by, false_alarm_rate=bounds.FALSE_ALARM
         mds = float(bounds.detectable_slowdown(max(0.0, bounds.threshold(scores, rate))))
         slowdown.update({m: mds for m in members})
 
+    made = fingerprint.of_cases(system, cases)["launches"]
+    mixed = {check: counts for check, counts in made.items() if len(counts) > 1}
+    if mixed:
+        check, counts = sorted(mixed.items())[0]
+        raise ReferenceFileError(f"the runs' {check} cases were made of {' and '.join(map(str, counts))} launches: "
+                                 f"a bound takes runs of one count (JB_LAUNCHES), as a judged run will be")
     k = sorted({len(v) for v in samples.values()})
     calls_used = sorted(facts["calls"])
     doc = {"provenance": {
@@ -563,7 +569,8 @@ def build(report_paths, system, measured_by, false_alarm_rate=bounds.FALSE_ALARM
         "measured_by": measured_by,
         "date": max(facts["dates"]),
         "method": (f"`jitterbench reference`: per variable the median of k repeats; the worse side bounded at the "
-                   f"median times the minimum detectable slowdown, a one-sided prediction bound for one new run "
+                   f"median times the minimum detectable slowdown, each repeat a case's median over its launches "
+                   f"(fingerprint: launches), a one-sided prediction bound for one new run "
                    f"on the log scale at the suite's false-alarm rate {false_alarm_rate:g} split over "
                    f"{len(asserted)} asserted variables (Bonferroni), from the pooled leave-one-out scores of "
                    f"the timed variables of each environment (docs/references.md)"),
@@ -623,7 +630,8 @@ def check_machine(paths, system=None):
         raise ReferenceFileError(f"{', '.join(map(str, reports))}: no measured case to take the machine from")
     system = system or (system_of(reports) if reports else None)
     cases = [c for c in cases if system is None or c["system"] == system]
-    facts = [({f: c.get(f) for f in fingerprint.MATCHED}, c["environ"]) for c in cases] or \
+    facts = [({**{f: c.get(f) for f in fingerprint.MATCHED}, "check": c["display_name"].split()[0],
+               "launches": fingerprint.launches_of(c)}, c["environ"]) for c in cases] or \
         [({"cpu": fingerprint.this_host()}, None)]
     if not files_given and not system:
         raise ReferenceFileError("name a reference file, or a run report whose system's files to check")

@@ -14,6 +14,11 @@ import pytest
 from jitterbench import mpi as mpis
 
 HANG_LIMIT_S = 120
+# The ReFrame runs of the tests launch each case once: they check what a run does, not how fast,
+# and five launches a case would take CI past its time.  The launches themselves (the loop, the
+# median, a disturbed launch launched again) are tested at 3 (tests/test_launches.py), which sets
+# JB_LAUNCHES itself; so does a test of the main job's default.
+os.environ.setdefault("JB_LAUNCHES", "1")
 # every benchmark of src/: a folder with a main.c
 BENCHMARKS = sorted(p.parent.name for p in (Path(__file__).resolve().parents[1] / "src").glob("*/main.c"))
 

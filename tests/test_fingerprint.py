@@ -36,12 +36,32 @@ def test_a_file_without_a_fingerprint_judges_every_machine():
 
 
 def test_the_fingerprint_of_cases_gathers_each_fact_per_environment():
-    cases = [{"environ": e, "nodes": n, "cpu": "AMD EPYC; 2 CPUs", "mpi_library": f"{e} 1", "transport": t}
-             for e, n, t in (("openmpi", 1, "vm: shm"), ("openmpi", 2, "vm: tcp"), ("mpich", 1, ""))]
+    cases = [{"display_name": f"{check} %nodes={n}", "environ": e, "nodes": n, "cpu": "AMD EPYC; 2 CPUs",
+              "mpi_library": f"{e} 1", "transport": t, **launches}
+             for check, e, n, t, launches in (("HaloCheck", "openmpi", 1, "vm: shm", {"launches": 5}),
+                                              ("HaloCheck", "openmpi", 2, "vm: tcp", {"launches": 5}),
+                                              ("EagerCheck", "mpich", 1, "", {}))]
     assert fingerprint.of_cases("local", cases, ["vm"]) == {
         "system": "local", "hosts": ["vm"], "cpu": ["AMD EPYC; 2 CPUs"], "nodes": [1, 2],
         "mpi_library": {"mpich": ["mpich 1"], "openmpi": ["openmpi 1"]},
-        "transport": {"openmpi": ["vm: shm", "vm: tcp"]}}
+        "transport": {"openmpi": ["vm: shm", "vm: tcp"]},
+        "launches": {"EagerCheck": [1], "HaloCheck": [5]}}  # a case that logged none made one
+
+
+def test_a_run_of_other_launches_a_case_is_not_judged_by_the_references_and_is_told_why():
+    """A median of 5 launches is steadier than one launch: a bound made for the one is none for the
+    other, either way; a measured file without launches was made of one launch a case."""
+    fp = {"cpu": ["C"], "launches": {"HaloCheck": [5], "EagerCheck": [1]}}
+    same = {"cpu": "C", "check": "HaloCheck", "launches": 5}
+    assert fingerprint.differences(fp, same, "openmpi") == []
+    assert fingerprint.differences(fp, {**same, "check": "EagerCheck", "launches": 1}, "openmpi") == []
+    differ = fingerprint.differences(fp, {**same, "launches": 1}, "openmpi")
+    assert len(differ) == 1 and differ[0].startswith("1 launch(es) a case here, the references' 5") \
+        and "JB_LAUNCHES=1" in differ[0]
+    assert fingerprint.differences({"cpu": ["C"]}, same, "openmpi")[0].startswith("5 launch(es) a case here, "
+                                                                                  "the references' 1")
+    assert fingerprint.differences({"cpu": ["C"]}, {**same, "launches": 1}, "openmpi") == []
+    assert fingerprint.differences(None, same, "openmpi") == []  # a paper's file judges every run
 
 
 def test_this_host_reads_as_the_benchmarks_print_it():

@@ -96,13 +96,14 @@ def test_malformed_stated_entries_name_the_entry(tmp_path, doc, message):
     assert message in text and "\n" not in text and text.startswith(str(tmp_path / "sp2.yaml"))
 
 
-def report(tmp_path, name, values, system="local", calls=100, uuid=None, quiet=False):
+def report(tmp_path, name, values, system="local", calls=100, uuid=None, quiet=False, launches=None):
     """A ReFrame run report with one HaloCheck variant per (pattern, max) value under openmpi, and
     where quiet the same variants under mpich with the same value in every run (7.0)."""
     cases = [{
         "display_name": f"HaloCheck %nodes=1 %pattern={pattern}", "nodes": 1, "pattern": pattern,
         "system": system, "partition": "default", "environ": environ, "result": "pass", "fixture": False,
         "calls": calls, "mpi_library": "Open MPI v4.1.4", "cpu": "AMD EPYC; 2 CPUs", "transport": "vm: shm",
+        **({"launches": launches} if launches else {}),
         "perfvalues": {f"{system}:default:max": [v, 0, None, None, "us", "pass"],
                        f"{system}:default:p99": [3 * v, 0, None, None, "us", "pass"],
                        f"{system}:default:jitter": [1.5, 0, None, None, "MAX/AVG", "pass"]},
@@ -145,9 +146,22 @@ def test_a_reference_bounds_the_worse_side_at_the_groups_detectable_slowdown(tmp
     # the machine: what the runs said of it, per environment where it is the MPI's
     assert doc["fingerprint"] == {"system": "local", "hosts": ["vm"], "cpu": ["AMD EPYC; 2 CPUs"], "nodes": [1],
                                   "mpi_library": {"openmpi": ["Open MPI v4.1.4"]},
-                                  "transport": {"openmpi": ["vm: shm"]}}
+                                  "transport": {"openmpi": ["vm: shm"]}, "launches": {"HaloCheck": [1]}}
     assert references.loads(references.dump(doc), "local.yaml")["fingerprint"] == doc["fingerprint"]
     assert "/work" not in references.dump(doc) and prov["commands"] == ["reframe -C systems/config.py --mode quick -r"]
+
+
+def test_runs_of_different_launches_a_case_are_refused_and_the_count_is_the_file_s(tmp_path, capsys):
+    """Each repeat is a case's median over its launches: runs of 1 and 5 launches are not repeats of
+    one figure (one line, nothing written); runs of 5 make a file that says so."""
+    mixed = [report(tmp_path, f"m{i}.json", [("sendrecv", v)], launches=5 if i else 1) for i, v in enumerate(MAXIMA)]
+    out = tmp_path / "mixed.yaml"
+    assert cli.main(["reference", *map(str, mixed), "-o", str(out)]) == 2 and not out.exists()
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "HaloCheck cases were made of 1 and 5 launches" in err
+    doc = references.build([report(tmp_path, f"f{i}.json", [("sendrecv", v)], launches=5)
+                            for i, v in enumerate(MAXIMA)], "local", "test")
+    assert doc["fingerprint"]["launches"] == {"HaloCheck": [5]}
 
 
 def test_a_variable_too_noisy_for_the_limit_is_left_unbounded_and_listed(tmp_path):

@@ -32,13 +32,13 @@ pytestmark = pytest.mark.skipif(not mpis.OPENMPI.available(), reason="Open MPI i
 NOT_JUDGING_LOAD = ["-S", "judge_load=0"]
 
 
-def reframe(tmp_path, *args, references=None, mode=None, judge_load=False):
+def reframe(tmp_path, *args, references=None, mode=None, judge_load=False, env=None):
     # the binaries built by ci/setup.sh: a CMake build per environment would take a minute
     # (the fixture's own build runs in the vcluster tests)
     args = (*args, *([] if judge_load else NOT_JUDGING_LOAD))
     prefix = install_prefix(tmp_path / "prefix")
     env = dict(os.environ, JB_OUTPUT=str(tmp_path / "out"), JB_REFERENCE_DIR=str(references or tmp_path / "refs"),
-               JB_PREFIX=str(prefix / "{environ}"))
+               JB_PREFIX=str(prefix / "{environ}"), **(env or {}))
     cmd = [str(REFRAME), "-C", "systems/config.py", *(["--mode", mode] if mode else []), *SUBSET, *args, "-r"]
     proc = subprocess.run(cmd, cwd=REPO, env=env, capture_output=True, text=True, timeout=600)
     report = tmp_path / "out" / "report.json"
@@ -482,97 +482,6 @@ def test_scales_are_powers_of_two_and_the_partition_s_own_size():
     assert per_node_scale(1) == [1] and per_node_scale(2) == [1, 2] and per_node_scale(32) == [1, 2, 16, 32]
     with pytest.raises(ValueError):
         scale(0)
-
-
-def cpu_hogs(count, seconds):
-    """count busy Python processes at the lowest priority (they still count as runnable, which is what
-    the disturbed-run rule reads), each ending by itself after `seconds`."""
-    busy = f"import os, time\nos.nice(19)\nend = time.time() + {seconds}\nwhile time.time() < end:\n    pass\n"
-    return [subprocess.Popen([sys.executable, "-c", busy]) for _ in range(count)]
-
-
-@pytest.mark.reframe
-def test_a_run_beside_cpu_hogs_fails_as_disturbed_naming_the_node_and_its_load(tmp_path):
-    """The disturbed-run rule (jitterbench.load.disturbed: runnable - job tasks > CPUs on a node, at
-    the start or the end of the run) acts: beside more busy processes than the machine has CPUs,
-    the check fails its sanity as disturbed, naming the node and the load, and ReFrame's retry runs
-    it again (and it fails again: the hogs are still there)."""
-    hogs = cpu_hogs((os.cpu_count() or 1) + 2, 300)
-    try:
-        proc, cases = reframe(tmp_path, "-P", "eager_limit=default", "--max-retries=1", judge_load=True)
-    finally:
-        for hog in hogs:
-            hog.kill()
-            hog.wait()
-    assert proc.returncode != 0
-    assert len(cases) == 2, [c["name"] for c in cases]  # the run and its one retry
-    host = os.uname().nodename
-    for case in cases:
-        assert (case["result"], case["fail_phase"]) == ("fail", "sanity"), case["fail_reason"]
-        said = re.search(rf"disturbed run: on {re.escape(host)} (before|after) the run, (\d+) runnable tasks "
-                         rf"\(1-min load [\d.]+, steal -?[\d.]+ %\) for (\d+) CPUs and 2 tasks of this job",
-                         case["fail_reason"])
-        assert said, case["fail_reason"]
-        runnable, cpus = int(said[2]), int(said[3])
-        assert runnable - 2 > cpus == os.cpu_count()  # what it names breaks the rule it states
-
-
-@pytest.mark.reframe
-def test_without_hogs_the_same_check_passes_the_rule_its_load_logged(tmp_path):
-    """The same check with nothing of ours beside it passes the rule, its load in the perflog.  On a
-    machine that other users keep busy through every retry it cannot: the test then skips, naming
-    the load that disturbed it (it never passes on a disturbed run)."""
-    quiet, cases = reframe(tmp_path, "-P", "eager_limit=default", "--max-retries=3", judge_load=True)
-    if quiet.returncode != 0 and cases and all("disturbed run:" in (c["fail_reason"] or "") for c in cases):
-        pytest.skip(f"the machine stayed busy through {len(cases)} runs: {cases[-1]['fail_reason'][:300]}")
-    assert quiet.returncode == 0, quiet.stdout[-3000:]
-    assert cases[-1]["result"] == "pass"
-    host = os.uname().nodename
-    for row in perflog_rows(tmp_path):
-        for when in ("before", "after"):
-            fields = dict(kv.split("=", 1) for kv in row[f"load_{when}"].split())
-            assert fields["node"] == host and int(fields["job_tasks"]) == 2 and int(fields["cpus"]) == os.cpu_count()
-            assert int(fields["runnable"]) - 2 <= int(fields["cpus"])  # a logged pass keeps the rule
-        assert row["judge_load"] == "true"
-
-
-@pytest.mark.unit
-def test_the_disturbed_run_rule_reads_the_load_line_exactly():
-    """The rule is the benchmark's (src/core/load.c); the reader takes its verdict, `_disturbed`."""
-    from jitterbench.load import disturbance, disturbed, load_samples
-    line = ("before_node=n1 before_load1=3.50 before_runnable=5 before_tasks_total=200 before_steal_pct=0.25 "
-            "before_cpus=2 before_job_tasks=2 before_job_cpus=2 before_disturbed=1 after_node=n1 after_load1=3.10 "
-            "after_runnable=4 after_tasks_total=200 after_steal_pct=-1.00 after_cpus=2 after_job_tasks=2 "
-            "after_job_cpus=2 after_disturbed=0")
-    samples = load_samples(line)
-    assert samples["before"] == {"node": "n1", "load1": 3.5, "runnable": 5, "tasks_total": 200, "steal_pct": 0.25,
-                                 "cpus": 2, "job_tasks": 2, "job_cpus": 2, "disturbed": 1}
-    assert disturbed(samples["before"]) and not disturbed(samples["after"])
-    assert not disturbed({k: v for k, v in samples["before"].items() if k != "disturbed"})  # no verdict: no evidence
-    assert disturbance("before", samples["before"]).startswith("disturbed run: on n1 before the run, 5 runnable")
-
-
-@pytest.mark.mpi
-def test_the_benchmark_s_disturbed_verdict_is_the_rule_on_the_figures_it_prints():
-    """jb-halo beside more busy processes than CPUs, and alone: in every sample it prints, its
-    verdict is exactly runnable - job_tasks > cpus (with runnable read), and the hogs make it 1."""
-    from jitterbench.load import load_samples
-    verdicts = []
-    for hogs in (0, (os.cpu_count() or 1) + 2):
-        busy = cpu_hogs(hogs, 60)
-        try:
-            time.sleep(0.5 if hogs else 0)
-            out = run_benchmark(mpis.OPENMPI, 2, ["--calls", "20", "--size", "1K"]).stdout
-        finally:
-            for hog in busy:
-                hog.kill()
-                hog.wait()
-        line = re.search(r"^# load: (.*)$", out, re.M)[1]
-        for sample in load_samples(line).values():
-            rule = sample["runnable"] >= 0 and sample["runnable"] - sample["job_tasks"] > sample["cpus"]
-            assert sample["disturbed"] == int(rule), sample
-            verdicts.append((hogs, sample["disturbed"]))
-    assert any(hogs and verdict for hogs, verdict in verdicts), verdicts
 
 
 @pytest.mark.reframe
