@@ -5,9 +5,11 @@
     python benchmarks/verdict_rates.py link-rate --rate 500mbit --runs 3 --out DIR -- -n PingPongCheck -P nodes=2
 
 false-alarms runs the quick suite (`reframe --mode quick`, as ci/main.sh does, with the
-binaries ci/setup.sh built) RUNS times one after the other on a quiet machine and counts the
-runs with a failed case, against what the references' false-alarm rate predicts (the binomial
-95 % interval of RUNS runs at that rate); it names every failed variable.
+binaries ci/setup.sh built; JB_LAUNCHES launches a case, 5 unless set) RUNS times one after the
+other on a quiet machine and counts the runs with a failed case, against what the references'
+false-alarm rate predicts (the binomial 95 % interval of RUNS runs at that rate), and those with
+an inconclusive case (a launch disturbed through every try: never judged); it names every failed
+variable.
 
 power slows one benchmark by a known factor with the core's calibrated delay: CHECK (JacobiCheck)
 under each MPI where its TARGET (max_waitall, the halo's per-call MAX) is bounded, with --inject
@@ -41,7 +43,7 @@ from scipy import stats
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
-from jitterbench import fingerprint, references, rfm  # noqa: E402
+from jitterbench import fingerprint, references, rfm, settings  # noqa: E402
 
 REFRAME = REPO / ".venv" / "bin" / "reframe"
 MPIS = ("openmpi", "mpich", "intelmpi")
@@ -57,15 +59,6 @@ def prefix(root: Path) -> Path:
             if not (root / name / "bin").exists():
                 (root / name / "bin").symlink_to(built)
     return root
-
-
-def first_attempts_failed(out: Path) -> list:
-    """The cases whose first attempt failed (the quick mode retries a failed case once)."""
-    report = out / "report.json"
-    if not report.exists():
-        return []
-    first = references.read_report(report)["runs"][0]["testcases"]
-    return [c for c in first if not c.get("fixture") and c["result"] == "fail"]
 
 
 def quick_run(out: Path, *args) -> list:
@@ -86,20 +79,21 @@ def failed_variables(case) -> list:
 def false_alarms(args):
     doc = the_references()
     rate = doc["provenance"]["false_alarm_rate"]
-    failed_runs = failed_first = 0
+    failed_runs = inconclusive_runs = 0
     for k in range(1, args.runs + 1):
         started = time.monotonic()
         cases = quick_run(args.out / f"run-{k}")
-        bad, first = [c for c in cases if c["result"] == "fail"], first_attempts_failed(args.out / f"run-{k}")
+        outcomes = [references.outcome(c) for c in cases]
+        bad = [c for c, o in zip(cases, outcomes) if o == "fail"]
         failed_runs += bool(bad)
-        failed_first += bool(first)
+        inconclusive_runs += references.INCONCLUSIVE in outcomes
         what = "; ".join(f"{c['display_name'].split()[0]} {c['environ']}: {', '.join(failed_variables(c)) or '?'}"
-                         for c in first)
-        print(f"run {k:2d}: {len(cases)} cases, {len(first)} failed at the first attempt, {len(bad)} after the "
-              f"retry ({time.monotonic() - started:.0f} s) {what}", flush=True)
+                         for c in bad)
+        print(f"run {k:2d}: {len(cases)} cases, {len(bad)} failed, {outcomes.count(references.INCONCLUSIVE)} "
+              f"inconclusive ({time.monotonic() - started:.0f} s) {what}", flush=True)
     low, high = stats.binom.interval(0.95, args.runs, rate)
-    print(f"\nOf {args.runs} clean quick runs, {failed_first} had a case fail its first attempt and {failed_runs} "
-          f"failed after the quick mode's one retry; the references' rate {rate:g} a run predicts {args.runs * rate:.2f} "
+    print(f"\nOf {args.runs} clean quick runs, {failed_runs} had a case fail and {inconclusive_runs} had one "
+          f"inconclusive; the references' rate {rate:g} a run predicts {args.runs * rate:.2f} failed "
           f"(95 % of such series: {low:.0f} to {high:.0f})")
 
 
@@ -107,7 +101,8 @@ def the_references():
     files = rfm.reference_files("local")
     for path in files:
         doc = references.load(path)
-        if not fingerprint.differences(doc.get("fingerprint"), {"cpu": fingerprint.this_host()}, None):
+        facts = {"cpu": fingerprint.this_host(), "check": "HaloCheck", "launches": settings.launches()}
+        if not fingerprint.differences(doc.get("fingerprint"), facts, None):
             print(f"references: {path} ({doc['provenance'].get('repeats')} repeats, "
                   f"{doc['provenance'].get('asserted')} asserted)")
             return doc
@@ -140,8 +135,9 @@ def power(args):
             us = (factor - 1) * entry[0]
             detected, others = 0, set()
             for k in range(1, args.runs + 1):
-                # every MPI runs (ReFrame 4.10 leaves -p aside under --mode); only environ's case counts
-                cases = quick_run(args.out / f"{environ}-x{factor:g}-{k}", "-n", args.check, "-S", f"inject=1:{us:.3f}")
+                # environ alone (ReFrame 4.10 leaves -p aside under --mode: -S narrows the environments)
+                cases = quick_run(args.out / f"{environ}-x{factor:g}-{k}", "-n", args.check, "-S",
+                                  f"inject=1:{us:.3f}", "-S", f"valid_prog_environs={environ}")
                 bad = [v for c in cases if c["environ"] == environ for v in failed_variables(c)]
                 detected += args.target in bad
                 others.update(v for v in bad if v != args.target)

@@ -20,7 +20,8 @@ while [ "$i" -le "$launches" ]; do
     while :; do
         dir=launch-$i
         mkdir "$dir" || exit 1
-        (cd "$dir" && exec "$@" >stdout 2>stderr)
+        # env: a launcher line may begin with NAME=VALUE words (poe's MP_PROCS=8 ... poe)
+        (cd "$dir" && exec env "$@" >stdout 2>stderr)
         status=$?
         [ "$status" -eq 0 ] && [ "$t" -lt "$tries" ] && grep -q '^# load:.*_disturbed=1' "$dir/stdout" || break
         mv "$dir" "disturbed-$i-try-$t" || exit 1
