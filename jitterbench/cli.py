@@ -191,6 +191,10 @@ def run(args) -> int:
               f"for system {system}: {doc['provenance'].get('bounded', 0)} variable(s) bounded, "
               f"{len(doc.get('not_assertable', []))} not assertable (the rate split over "
               f"{doc['provenance']['asserted']})")
+        for pool in doc["provenance"]["pools"]:  # what a site wants to know first: can it fail on speed?
+            print(f"  {pool['partition']} {pool['environ']}: {pool['asserted']} {pool['variables']} variable(s) "
+                  f"the rules assert, minimum detectable slowdown {pool['detectable_slowdown']:g}x: "
+                  f"{'all bounded' if pool['bounded'] else 'none bounded (above the limit ' + format(args.max_detectable, 'g') + 'x)'}")
     return 0
 
 

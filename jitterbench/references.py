@@ -548,12 +548,14 @@ def build(report_paths, system, measured_by, false_alarm_rate=bounds.FALSE_ALARM
     groups = {}  # the pool of each variable's scores (pool_of) -> its variables' keys
     for check, key, var in asserted:
         groups.setdefault(pool_of(check, key, units[(check, var)]), []).append((check, key, var))
-    slowdown = {}
-    for members in groups.values():
+    slowdown, pools = {}, []
+    for (partition, environ, kind), members in sorted(groups.items()):
         scores = np.concatenate([bounds.loo_scores(bounds.worse_logs(samples[m], roles[m].better)[None, :])
                                  for m in members])
         mds = float(bounds.detectable_slowdown(max(0.0, bounds.threshold(scores, rate))))
         slowdown.update({m: mds for m in members})
+        pools.append({"partition": partition, "environ": environ, "variables": kind, "asserted": len(members),
+                      "detectable_slowdown": _significant(mds, 4), "bounded": mds <= max_detectable})
 
     made = fingerprint.of_cases(system, cases)["launches"]
     mixed = {check: counts for check, counts in made.items() if len(counts) > 1}
@@ -583,6 +585,9 @@ def build(report_paths, system, measured_by, false_alarm_rate=bounds.FALSE_ALARM
         "modes": sorted(facts["modes"]),
         "calls": calls_used if calls_used else "the benchmarks' defaults",
         "commands": sorted(facts["commands"]),
+        # per pool of scores (pool_of): its asserted variables, their one minimum detectable slowdown,
+        # and whether that is within max_detectable (bounded) or not (not assertable here)
+        "pools": pools,
     }, "fingerprint": fingerprint.of_cases(system, cases, facts["hosts"])}
     for (check, key, var), values in sorted(samples.items(), key=lambda kv: repr(kv[0])):
         node = doc.setdefault(check, {"$index": index[check]})

@@ -217,8 +217,18 @@ def test_reference_command_writes_a_loadable_file(tmp_path, capsys):
     assert cli.main(["reference", *map(str, repeats(tmp_path)), "--system", "local", "-o", str(out)]) == 0
     doc = references.load(out)
     assert doc["HaloCheck"]["local:default"]["openmpi"][1]["isend-recv"]["max"][0] == 5.5
-    said = capsys.readouterr().out
-    assert re.search(r": \d variable\(s\) bounded, \d not assertable \(the rate split over 4\)$", said.strip()), said
+    said = capsys.readouterr().out.strip().splitlines()
+    assert re.search(r": \d variable\(s\) bounded, \d not assertable \(the rate split over 4\)$", said[0]), said
+    # per pool, what decides whether a run can fail on speed: its asserted variables and their one slowdown
+    (pool,) = doc["provenance"]["pools"]
+    assert (pool["environ"], pool["variables"], pool["asserted"]) == ("openmpi", "time", 4)
+    leaf = doc["HaloCheck"]["local:default"]["openmpi"][1]["isend-recv"]["max"]
+    mds = references.detectable_slowdown(leaf) if pool["bounded"] else \
+        next(e["detectable_slowdown"] for e in doc["not_assertable"] if e["variable"] == "max")
+    assert pool["detectable_slowdown"] == pytest.approx(mds, rel=1e-3)
+    assert said[1:] == [f"  local:default openmpi: 4 time variable(s) the rules assert, minimum detectable slowdown "
+                        f"{pool['detectable_slowdown']:g}x: " + ("all bounded" if pool["bounded"] else
+                                                                 "none bounded (above the limit 2x)")]
     assert cli.main(["reference", *map(str, repeats(tmp_path)), "--system", "vcluster",
                      "-o", str(tmp_path / "v.yaml")]) == 2
     assert "no performance values for system 'vcluster'" in capsys.readouterr().err

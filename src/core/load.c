@@ -85,13 +85,17 @@ static void read_node(const jb_ctx *ctx, int at_end, jb_load_sample_t *s)
 }
 
 /* The disturbed-launch rule, stated here only (jitterbench/load.py and the checks' launch loop read
- * its verdict, `_disturbed=1`): on a node, the runnable tasks other than this job's exceed its online
- * CPUs, so what else runs there could keep every CPU busy by itself and the job's ranks wait for a
- * CPU: the times measure the scheduler.  A sample the kernel did not give (runnable < 0) is no
- * evidence. */
+ * its verdict, `_disturbed=1`): on a node, the runnable tasks other than this job's exceed the CPUs
+ * the job leaves free there, runnable - job_tasks > max(cpus - job_tasks, 0), so something else
+ * takes a CPU from one of the job's ranks and the times measure the scheduler.  On 2 CPUs with 2
+ * ranks that is any other task runnable in the median of the 5 reads: one busy process beside
+ * MPICH's spinning ranks slowed a whole case 3-8x (docs/references.md, "Launches"), and the rule
+ * it replaces, runnable - job_tasks > cpus, waited for three.  A sample the kernel did not give
+ * (runnable < 0) is no evidence. */
 static int disturbed(const jb_load_sample_t *s)
 {
-    return s->taken && s->runnable >= 0 && s->cpus > 0 && s->runnable - s->job_tasks > s->cpus;
+    long free_cpus = s->cpus > s->job_tasks ? s->cpus - s->job_tasks : 0;
+    return s->taken && s->runnable >= 0 && s->cpus > 0 && s->runnable - s->job_tasks > free_cpus;
 }
 
 void jb_load_sample(jb_ctx *ctx, int at_end)
@@ -137,7 +141,7 @@ void jb_load_json(const jb_ctx *ctx, jb_json *j)
                             "included) most exceed its online CPUs plus this job's tasks there: its 1-minute load, "
                             "runnable and total tasks, CPU steal in % (since boot before, over the run after; -1: "
                             "not given), online CPUs, the job's tasks and the CPUs they may use, and whether the "
-                            "disturbed-launch rule holds (runnable - job_tasks > cpus)");
+                            "disturbed-launch rule holds (runnable - job_tasks > max(cpus - job_tasks, 0))");
     for (int k = 0; k < 2; k++) {
         const jb_load_sample_t *s = k ? &ctx->load_after : &ctx->load_before;
         if (!s->taken)
