@@ -131,11 +131,10 @@ def test_acceptance_keeps_junit_with_the_quick_suite_for_every_mpi(merge_request
     _, kept = merge_request_pipeline
     out = kept["acceptance:local"] / "output" / "local"
     cases = junit_cases(out / "junit.xml")
-    # a run the disturbed-run rule failed (something else took a core) is retried by the quick
-    # mode (--max-retries=1); JUnit keeps both attempts: each such failure's retry passed
-    passed = {name for name, failure in cases if failure is None}
+    # a case whose launch something else disturbed through every try is inconclusive (it names the
+    # load; a machine busy beside the test, not a fault of the pipeline); no other failure
     assert [(name, failure) for name, failure in cases
-            if failure is not None and not (name in passed and "others exceed the CPUs" in failure)] == []
+            if failure is not None and "inconclusive: " not in failure] == []
     ran = {(name.split()[0], name.split("@")[-1].split("+")[-1]) for name, _ in cases if "@" in name}
     # merge requests run the quick mode: every quick check, under every MPI
     assert {check for check, _ in ran} >= QUICK_CHECKS
@@ -152,7 +151,7 @@ def test_acceptance_keeps_perflogs_the_report_and_the_results_database(merge_req
         lines = (out / "perflogs" / "local" / "default" / f"{check}.log").read_text().splitlines()
         header = lines[0].split("|")
         rows = [dict(zip(header, line.split("|"))) for line in lines[1:]]
-        rows = [r for r in rows if r["result"] == "pass"]  # not a disturbed attempt, retried (junit test above)
+        rows = [r for r in rows if r["result"] == "pass"]  # not an inconclusive case (junit test above)
         assert {r["environ"] for r in rows} == {m.name for m in mpis.built()}, check
         # every row says how its ranks were bound and on which CPUs they ran (issue 18)
         assert all(r["binding"] in {"cores", "shared", "partial", "none"} for r in rows), check
