@@ -116,7 +116,7 @@ class ContentionFinding(ContentionCheck):
     tolerance = variable(float, value=0.25, loggable=True)
     calls = 30
     quick_variant = {"nodes": []}  # never in the quick mode
-    over_launches = False  # a finding, asserted within one run as papers.MpiFinding's are
+    over_launches = launch_loop = False  # a finding, asserted within one run as papers.MpiFinding's are
 
     @run_after("init")
     def first_environment_only(self):

@@ -68,7 +68,7 @@ class MpiFinding(JitterbenchCheck):
     quick_variant = {"nodes": []}  # never in the quick mode
     # one launch: each finding is asserted on its own figures side by side within one run (a
     # ratio, a share of calls) against the paper's stated number, not against a reference
-    over_launches = False
+    over_launches = launch_loop = False
 
     @run_after("init")
     def first_environment_only(self):
