@@ -480,6 +480,10 @@ class JitterbenchCheck(MpiCheck):
             raise ValueError(f"launches must be 1 to {settings.MAX_LAUNCHES} and launch_tries at least 1, "
                              f"got {self.launches} and {self.launch_tries}")
         shutil.copy(LAUNCH_LOOP, os.path.join(self.stagedir, "launches.sh"))
+        # where no rule reads the load (reads_the_load), a launch's verdict is no reason to launch
+        # again: the virtual cluster's nodes, which share the CPUs, would try every launch 3 times
+        if not self.reads_the_load():
+            self.launch_tries = 1
         self.job.launcher.modifier = "sh"
         self.job.launcher.modifier_options = ["launches.sh", str(self.launches), str(self.launch_tries)]
         self.keep_files = ["launches.sh", "launch-[0-9]*"]
@@ -552,15 +556,18 @@ class JitterbenchCheck(MpiCheck):
         for when, samples in logged.items():
             setattr(self, f"load_{when}", "; ".join(samples))
 
+    def reads_the_load(self):
+        """Whether the disturbed-launch rule applies: judge_load, and the partition's nodes have
+        their CPUs to themselves.  Where they share them with each other (extras binding other
+        than 'cores': the virtual cluster's containers on one host), a node's view of the
+        runnable tasks holds the job's ranks of the other nodes: no rule reads it."""
+        return self.judge_load and self.current_partition.extras.get("binding", "cores") == "cores"
+
     def undisturbed(self):
         """Fails, as inconclusive, a case whose launch something else on a node disturbed through
         every try (the rule: `disturbed`), naming the node and its load: nothing of it is judged,
         and `jitterbench table` says to run it again."""
-        # where a partition's nodes share their CPUs with each other (extras binding other than
-        # 'cores': the virtual cluster's containers on one host), a node's view of the runnable
-        # tasks holds the job's ranks of the other nodes: no rule reads it
-        own_cpus = self.current_partition.extras.get("binding", "cores") == "cores"
-        return sn.assert_false(self.judge_load and own_cpus and self.disturbances,
+        return sn.assert_false(self.reads_the_load() and self.disturbances,
                                msg=f"{references.INCONCLUSIVE}: {'; '.join(self.disturbances)}")
 
     def result(self, key, conv=float, where=None, name=None):

@@ -228,10 +228,12 @@ def test_the_load_beside_the_run_is_recorded_before_and_after(halo):
     for when in ("before", "after"):
         sample = load[when]
         assert set(sample) == {"node", "host", "load1", "runnable", "tasks_total", "steal_pct", "cpus", "job_tasks",
-                               "job_cpus"}
+                               "job_cpus", "disturbed"}
         assert (sample["node"], sample["job_tasks"], sample["cpus"]) == (0, 2, os.cpu_count())
         assert sample["runnable"] >= 0 and sample["tasks_total"] >= sample["runnable"] and sample["load1"] >= 0
         assert f"{when}_runnable={sample['runnable']} " in line and f"{when}_node={sample['host']} " in line
+        # the rule's verdict, the same in the line and the document (tests/test_launches.py: the rule itself)
+        assert f"{when}_disturbed={int(sample['disturbed'])}" in line
 
 
 def test_more_ranks_than_cpus_given_is_recorded_and_warned(halo):
