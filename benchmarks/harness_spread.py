@@ -32,18 +32,11 @@ REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
 from jitterbench import mpi as mpis  # noqa: E402
+from verdict_rates import prefix  # noqa: E402  JB_PREFIX's root over ci/setup.sh's builds
 
 REFRAME = REPO / ".venv" / "bin" / "reframe"
 CASE = ["-n", "HaloCheck", "-P", "placement=row", "-P", "eager_limit=default"]
 FIGURES = [f"{q}_isend-recv_{s}" for s in (4096, 40960) for q in ("max", "avg")]
-
-
-def prefix(root: Path) -> Path:
-    for m in mpis.ALL:
-        (root / m.name).mkdir(parents=True, exist_ok=True)
-        if not (root / m.name / "bin").exists():
-            (root / m.name / "bin").symlink_to(REPO / "build" / m.name)
-    return root
 
 
 def env_for(out: Path, root: Path) -> dict:

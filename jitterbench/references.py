@@ -550,7 +550,8 @@ def build(report_paths, system, measured_by, false_alarm_rate=bounds.FALSE_ALARM
     asserted = [k for k, r in roles.items() if r.asserted]
     rate = false_alarm_rate / max(1, len(asserted))
     groups = {}  # the pool of each variable's scores (pool_of) -> its variables' keys
-    made = fingerprint.of_cases(system, cases)["launches"]
+    machine = fingerprint.of_cases(system, cases, facts["hosts"])
+    made = machine["launches"]
     mixed = {check: counts for check, counts in made.items() if len(counts) > 1}
     if mixed:
         check, counts = sorted(mixed.items())[0]
@@ -592,7 +593,7 @@ def build(report_paths, system, measured_by, false_alarm_rate=bounds.FALSE_ALARM
         # per pool of scores (pool_of): its asserted variables, their one minimum detectable slowdown,
         # and whether that is within max_detectable (bounded) or not (not assertable here)
         "pools": pools,
-    }, "fingerprint": fingerprint.of_cases(system, cases, facts["hosts"])}
+    }, "fingerprint": machine}
     for (check, key, var), values in sorted(samples.items(), key=lambda kv: repr(kv[0])):
         node = doc.setdefault(check, {"$index": index[check]})
         for part in key:

@@ -116,8 +116,9 @@ def _launches(value):
         f"a whole number of launches from 1 to {MAX_LAUNCHES}"
 
 
-# launches a case makes by default (JB_LAUNCHES): the fewest whose median held the minimum
-# detectable slowdowns of the central figures within 2x on the 2-core CI machine type
+# launches a case makes by default (JB_LAUNCHES): the median of 5 launches held the central figures'
+# minimum detectable slowdowns within 1.5-2.15x on the 2-core CI machine type where the launches
+# were a round of the suite apart; 5 consecutive launches in one job bound Intel MPI's only
 # (docs/references.md, "Launches")
 LAUNCHES = 5
 MAX_LAUNCHES = 1000

@@ -160,20 +160,26 @@ def _fit(header, rows, flexible) -> str:
     return format_table(header, rows)
 
 
+def outcomes_of(report_paths) -> dict:
+    """{(check, MPI): each test case's verdict} of ReFrame run reports (references.outcome)."""
+    outcomes = defaultdict(list)
+    for path in report_paths:
+        for c in references.report_cases(path)[1]:
+            outcomes[(c["display_name"].split()[0], c["environ"])].append(references.outcome(c))
+    return outcomes
+
+
 def inconclusive_only(report_paths) -> bool:
     """Whether some case of the reports is inconclusive and none failed: `jitterbench table`
     then exits 3, so that a job can say to run again rather than that the machine failed."""
-    results = [references.outcome(c) for path in report_paths for c in references.report_cases(path)[1]]
+    results = [r for results in outcomes_of(report_paths).values() for r in results]
     return references.INCONCLUSIVE in results and "fail" not in results
 
 
 def table(report_paths, every=False) -> str:
     """The verdicts of ReFrame run reports, or with every, each of their cases."""
-    cases, outcomes = [], defaultdict(list)
-    for path in report_paths:
-        cases += runs.read_report(path, None, Counter())[0]
-        for c in references.report_cases(path)[1]:
-            outcomes[(c["display_name"].split()[0], c["environ"])].append(references.outcome(c))
+    cases = [c for path in report_paths for c in runs.read_report(path, None, Counter())[0]]
+    outcomes = outcomes_of(report_paths)
     if every:
         return every_case(cases)
     text = verdicts(cases, outcomes)
