@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import argparse
+import errno
 import getpass
 import os
 import sys
@@ -33,8 +34,9 @@ def summarize(paths) -> str:
 
 def write_report(args):
     from . import report  # matplotlib and Jinja2: only for the commands that draw
-    folder = args.output or (os.path.join(args.inputs[0], "report") if len(args.inputs) == 1 and os.path.isdir(
-        args.inputs[0]) else "report")
+    # -o '' is refused (check_folder_output), not taken for no -o
+    folder = args.output if args.output is not None else (os.path.join(args.inputs[0], "report") if len(
+        args.inputs) == 1 and os.path.isdir(args.inputs[0]) else "report")
     files.check_folder_output(folder)  # before the work: a folder that is not a report is never replaced
     col = runs.collect(args.inputs)
     labels = col.labels()
@@ -178,15 +180,17 @@ def run(args) -> int:
         print("\n".join(lines))
         return 0 if matched else 1
     elif args.command == "reference":
-        if not args.output:
+        if args.output is None:
             raise references.ReferenceFileError("name the reference file to write with -o FILE (or a folder)")
         system = args.system or references.system_of(args.reports)
-        output = os.path.join(args.output, f"{system}.yaml") if os.path.isdir(args.output) else args.output
+        # the system's name is a run report's text: '../x' must not take the file out of the folder
+        output = files.within(args.output, f"{system}.yaml") if os.path.isdir(args.output) else args.output
+        files.writable(output, own=references.OWN, force=args.force)  # before the work
         doc = references.build(args.reports, system, args.measured_by or _user_at_host(),
                                args.false_alarm_rate, args.max_detectable)
         text = references.dump(doc)
         references.loads(text, output)  # the file ReFrame will read: checked before it replaces any
-        files.write_text(output, text, own=references.HEAD, force=args.force)
+        files.write_text(output, text, own=references.OWN, force=args.force)
         print(f"wrote {output}: {sum(1 for k in doc if k not in references.SECTIONS)} check(s) "
               f"for system {system}: {doc['provenance'].get('bounded', 0)} variable(s) bounded, "
               f"{len(doc.get('not_assertable', []))} not assertable (the rate split over "
@@ -205,7 +209,70 @@ ERRORS = (files.OutputError, history.HistoryError, references.ReferenceFileError
 
 def main(argv=None) -> int:
     """The command: 0 when done, 2 with one line on standard error for a bad input or
-    output, 130 on Ctrl-C (with nothing left half-written)."""
+    output, 130 on Ctrl-C (with nothing left half-written).  A standard output that takes nothing
+    (a full disk, /dev/full) is one line and exit 2 too, whenever it fails (--help's text
+    included), never Python's "Exception ignored" at exit; a reader that has gone (head, less: a
+    broken pipe) ends it quietly with exit 1."""
+    stdout, sys.stdout = sys.stdout, _Stdout(sys.stdout)
+    try:
+        try:
+            code = _command(argv)
+        finally:  # here, not at exit (a SystemExit's too: --help, --version): where it fails, it is said
+            sys.stdout.flush()
+        return code
+    except _StdoutLost as e:
+        _drop_stdout(stdout)
+        if e.errno == errno.EPIPE:
+            return 1
+        say(f"jitterbench: error: cannot write standard output: {e}")
+        return 2
+    finally:
+        sys.stdout = stdout
+
+
+class _StdoutLost(Exception):
+    """Standard output refused what was printed (an OSError's errno and text)."""
+
+    def __init__(self, error: OSError):
+        super().__init__(error.strerror or str(error))
+        self.errno = error.errno
+
+
+class _Stdout:
+    """sys.stdout, whose failures to write are _StdoutLost: told apart from a file's, and never
+    swallowed on the way (argparse's printing of --help drops an OSError)."""
+
+    def __init__(self, stream):
+        self._stream = stream
+
+    def write(self, text):
+        try:
+            return self._stream.write(text)
+        except OSError as e:
+            raise _StdoutLost(e) from None
+
+    def flush(self):
+        try:
+            self._stream.flush()
+        except OSError as e:
+            raise _StdoutLost(e) from None
+
+    def __getattr__(self, name):
+        return getattr(self._stream, name)
+
+
+def _drop_stdout(stream):
+    """Standard output pointed at /dev/null, what is still buffered for it with it: Python's own
+    flush at exit is then quiet."""
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, stream.fileno())
+        os.close(devnull)
+    except (OSError, ValueError, AttributeError):  # a stream with no descriptor (a test's capture)
+        pass
+
+
+def _command(argv) -> int:
     argv = sys.argv[1:] if argv is None else list(argv)
     try:
         settings.check()
@@ -231,9 +298,6 @@ def main(argv=None) -> int:
     except KeyboardInterrupt:
         print("jitterbench: interrupted", file=sys.stderr)
         return 130
-    except BrokenPipeError:  # the reader of the output (head, less) has gone: nothing left to say
-        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())  # so that Python's exit flush is quiet
-        return 1
     except OSError as e:  # what the system refused that no reader foresaw (a fork without memory, say)
         say(f"jitterbench: error: {e.filename + ': ' if e.filename else ''}{e.strerror or e}")
         return 2

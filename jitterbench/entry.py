@@ -2,17 +2,13 @@
 terminal) end it as Ctrl-C does: every file it was writing is left whole or as it was (files.py)
 and it says so in one line.  Ctrl-C while its modules are still loading (NumPy, ReFrame's
 support; most of a second) ends it the same way."""
-import signal
 import sys
 
-
-def _as_ctrl_c(signum, frame):
-    raise KeyboardInterrupt
+from . import signals
 
 
 def main() -> int:
-    for signum in (signal.SIGTERM, signal.SIGHUP):
-        signal.signal(signum, _as_ctrl_c)
+    signals.install()  # first: the one path of SIGINT, SIGTERM and SIGHUP (jitterbench/signals.py)
     try:
         from .cli import main as command  # noqa: PLC0415
     except KeyboardInterrupt:

@@ -7,7 +7,6 @@ what the tool did not make.
 """
 from __future__ import annotations
 
-import contextlib
 import ctypes
 import errno
 import json
@@ -15,13 +14,13 @@ import math
 import os
 import re
 import shutil
-import signal
 import stat
 import tempfile
-import threading
 from pathlib import Path
 
 import yaml
+
+from . import signals
 
 
 class OutputError(ValueError):
@@ -186,37 +185,32 @@ def _temporary(path: Path, shown, make):
         raise OutputError(f"{shown}: cannot write: {e.strerror}") from None
 
 
-def write_text(path, text: str, own: str | None = None, force: bool = False) -> None:
+def write_text(path, text: str, own=None, force: bool = False) -> None:
     """Writes text to path whole or not at all: a temporary file beside it, then os.replace.
     On any failure or interruption (Ctrl-C too) the temporary file goes and path is as it
-    was.  With own (what the first 4 KiB of the tool's own files of this kind hold), a file there
-    is replaced only if it is one of those, and never through a symbolic link: anything else
-    is the user's and is refused, unless force (it keeps its permissions).  A folder there is
-    refused.  A device or pipe (/dev/stdout) is written straight through: it cannot be
-    replaced, and must not be."""
+    was.  With own (how the tool's own files of this kind begin: a string, or a compiled
+    pattern matched at the start), a file there is replaced only if it is one of those, and
+    never through a symbolic link: anything else is the user's and is refused, unless force (it
+    keeps its permissions).  What is not a regular file (a folder, a pipe, a device) and a file
+    or folder the user may not write are refused (writable)."""
     mode = writable(path, own, force)
-    if mode is not None and not stat.S_ISREG(mode):
-        try:
-            with open(path, "w") as f:
-                f.write(text)
-        except OSError as e:
-            raise OutputError(f"{path}: cannot write: {e.strerror}") from None
-        return
     real = Path(os.path.realpath(path))  # through a symbolic link, to the file it names
-    fd, tmp = _temporary(real, path, lambda **where: tempfile.mkstemp(suffix=".tmp", **where))
-    try:
+    fd, tmp = None, None
+    try:  # the temporary file made inside the block that removes it: a signal cannot leave it behind
+        fd, tmp = _temporary(real, path, lambda **where: tempfile.mkstemp(suffix=".tmp", **where))
         with os.fdopen(fd, "w") as f:
             f.write(text)
         os.chmod(tmp, stat.S_IMODE(mode) if mode is not None else 0o666 & ~umask())  # mkstemp's is 0600
         os.replace(tmp, real)
     except BaseException as e:
-        Path(tmp).unlink(missing_ok=True)
+        if tmp is not None:
+            Path(tmp).unlink(missing_ok=True)
         if isinstance(e, OSError):
             raise OutputError(f"{path}: cannot write: {e.strerror}") from None
         raise
 
 
-def writable(path, own: str | None = None, force: bool = False):
+def writable(path, own=None, force: bool = False):
     """The mode of what is at path (None: nothing), or OutputError where write_text would refuse
     to write there: so that a long run can be refused before it starts, not after."""
     if not str(path):
@@ -224,6 +218,7 @@ def writable(path, own: str | None = None, force: bool = False):
     try:
         mode = os.lstat(path).st_mode if own is not None else os.stat(path).st_mode
     except FileNotFoundError:
+        _check_folder_writable(Path(os.path.realpath(path)).parent, path)
         return None
     except OSError as e:
         raise OutputError(f"{path}: cannot write: {e.strerror}") from None
@@ -234,19 +229,46 @@ def writable(path, own: str | None = None, force: bool = False):
         if stat.S_ISREG(mode) and not _opens_with(path, own):
             raise OutputError(f"{path}: exists and is not a file jitterbench wrote; name another, or --force "
                               f"to replace it")
+    try:
         mode = os.stat(path).st_mode
+    except OSError as e:
+        raise OutputError(f"{path}: cannot write: {e.strerror}") from None
     if stat.S_ISDIR(mode):
         raise OutputError(f"{path}: is a folder; name a file to write")
+    if not stat.S_ISREG(mode):  # a pipe would block until read, a device cannot be written whole
+        raise OutputError(f"{path}: not a regular file (a pipe, socket or device); name a file to write")
+    if not os.access(path, os.W_OK):
+        raise OutputError(f"{path}: is read-only; not replaced")
+    _check_folder_writable(Path(os.path.realpath(path)).parent, path)
     return mode
 
 
-def _opens_with(path, own: str) -> bool:
-    """Whether the first 4 KiB of the file at path hold own."""
+def _check_folder_writable(folder: Path, shown):
+    """OutputError where folder exists and the user may not make a file in it (the temporary file
+    every write begins with); a folder still to be made is the caller's to check."""
+    if folder.is_dir() and not os.access(folder, os.W_OK | os.X_OK):
+        raise OutputError(f"{shown}: its folder {folder} is read-only; nothing written")
+
+
+def within(folder, name) -> Path:
+    """folder/name, once sure it stays in folder: name is a text of an input (a system's name in a
+    run report), and '../x', '/x' or a symbolic link out would write elsewhere."""
+    base = Path(os.path.realpath(folder))
+    path = Path(os.path.realpath(base / name))
+    if path.parent != base:
+        raise OutputError(f"{folder}: the file name {str(name)[:60]!r} would write outside it; nothing written")
+    return path
+
+
+def _opens_with(path, own) -> bool:
+    """Whether the file at path begins as the tool's files of this kind do (own: a string, or a
+    compiled pattern matched at the start of its first 4 KiB); the same text further in is no sign."""
     try:
         with open(path, "rb") as f:
-            return own.encode() in f.read(4096)
+            head = f.read(4096).decode(errors="replace")
     except OSError:
         return False
+    return bool(own.match(head)) if isinstance(own, re.Pattern) else head.startswith(own)
 
 
 # A folder the tool writes whole (a report) holds this file: the tool's name and version,
@@ -280,14 +302,20 @@ def _replaceable(folder: Path):
 
 def check_folder_output(path) -> Path:
     """The real folder path names (symbolic links followed), once sure that writing a folder
-    there destroys nothing the tool did not make: it is new, or one the tool wrote earlier."""
+    there destroys nothing the tool did not make: it is new, or one the tool wrote earlier and the
+    user may still write (a report made read-only is kept as it is)."""
+    if not str(path):
+        raise OutputError("the output is named '': name a folder to write")
     real = Path(os.path.realpath(path))
     if real.is_dir():
         why = _replaceable(real)
         if why:
             raise OutputError(f"{path}: {why}; not replaced: choose another -o, or move it away yourself")
+        if not os.access(real, os.W_OK | os.X_OK):
+            raise OutputError(f"{path}: is read-only; not replaced")
     elif os.path.lexists(real):
         raise OutputError(f"{path}: exists and is not a folder; not replaced")
+    _check_folder_writable(real.parent, path)
     return real
 
 
@@ -321,9 +349,9 @@ def write_folder(path, fill, tool: str) -> None:
         real.parent.mkdir(parents=True, exist_ok=True)
     except OSError as e:
         raise OutputError(f"{path}: cannot make the folder it goes in: {e.strerror}") from None
-    new = Path(_temporary(real, path, tempfile.mkdtemp))
-    aside = None
-    try:
+    new = aside = None
+    try:  # the temporary folder made inside the block that removes it: a signal cannot leave it behind
+        new = Path(_temporary(real, path, tempfile.mkdtemp))
         new.chmod(0o777 & ~umask())  # mkdtemp's is 0700
         fill(new)
         # every entry of the new folder is the tool's (it made the folder): an empty folder too,
@@ -368,22 +396,4 @@ def _remove_the_old(aside: Path, real: Path, shown):
                           f"the tool's to remove: kept as {aside}")
 
 
-@contextlib.contextmanager
-def signals_held():
-    """Ctrl-C, SIGTERM and SIGHUP held back for the block: one that comes meanwhile is noted and
-    acted on (KeyboardInterrupt) when the block ends.  Python's own handlers, swapped for the
-    block (signal masks would not do: a signal goes to any thread that leaves it unblocked, such
-    as tqdm's monitor, and Python acts on it in the main thread all the same)."""
-    if threading.current_thread() is not threading.main_thread():
-        yield
-        return
-    came = []
-    old = {s: signal.signal(s, lambda signum, frame: came.append(signum))
-           for s in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)}
-    try:
-        yield
-    finally:
-        for signum, handler in old.items():
-            signal.signal(signum, handler)
-        if came:
-            raise KeyboardInterrupt
+signals_held = signals.held  # the one signal path: jitterbench/signals.py

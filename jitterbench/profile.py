@@ -37,6 +37,7 @@ patterns that send to both at once) and L the latency per message the model char
 from __future__ import annotations
 
 import math
+import re
 from dataclasses import asdict, dataclass
 
 from . import results
@@ -219,6 +220,10 @@ def from_torus(rs, pattern=None, size=None, work=None) -> dict:
 # ---- the figure ------------------------------------------------------------------------------
 
 SVG_CREATOR = "jitterbench simulate profile"  # in the figure's metadata: what --figure replaces only its own
+# how every figure it draws begins (Matplotlib's SVG head, this creator in its metadata): what --figure
+# replaces only its own, not a file that merely holds the words further in
+SVG_HEAD = re.compile(r'<\?xml [^\n]*\?>\n<!DOCTYPE svg[^>]*>\n<svg [^>]*>\n <metadata>(?:(?!</metadata>).)*'
+                      r'<dc:title>' + re.escape(SVG_CREATOR) + '</dc:title>', re.S)
 
 
 def figure_svg(step: Step, rows, latencies, title: str) -> str:

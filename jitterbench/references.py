@@ -563,7 +563,15 @@ def build(report_paths, system, measured_by, false_alarm_rate=bounds.FALSE_ALARM
     for (partition, environ, kind), members in sorted(groups.items()):
         scores = np.concatenate([bounds.loo_scores(bounds.worse_logs(samples[m], roles[m].better)[None, :])
                                  for m in members])
-        mds = float(bounds.detectable_slowdown(max(0.0, bounds.threshold(scores, rate))))
+        try:  # a rate so small that its bound is beyond a float: said of the rate, not of the file it would be in
+            with np.errstate(all="raise"):
+                mds = float(bounds.detectable_slowdown(max(0.0, bounds.threshold(scores, rate))))
+        except (OverflowError, FloatingPointError, ZeroDivisionError):
+            mds = math.inf
+        if not math.isfinite(mds):
+            raise ReferenceFileError(f"a false-alarm rate of {false_alarm_rate:g} ({rate:.3g} for each of the "
+                                     f"{len(asserted)} asserted variables) puts the bound beyond any number with "
+                                     f"{scores.size} scores: give a larger --false-alarm-rate")
         slowdown.update({m: mds for m in members})
         pools.append({"partition": partition, "environ": environ, "variables": kind, "asserted": len(members),
                       "detectable_slowdown": _significant(mds, 4), "bounded": mds <= max_detectable})
@@ -659,7 +667,10 @@ def check_machine(paths, system=None):
     return matched, lines
 
 
-HEAD = "# References for system '"  # how every file dump writes begins (files.write_text's own)
+HEAD = "# References for system '"
+# how every file dump writes begins, its first line whole (files.write_text's own): a file that merely
+# holds the words further in is the user's
+OWN = re.compile(re.escape(HEAD) + r"[^'\n]*'\.\n")
 
 
 def dump(doc) -> str:

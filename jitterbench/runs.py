@@ -10,6 +10,7 @@ same parameters are repeats.
 """
 from __future__ import annotations
 
+import os
 from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -266,6 +267,13 @@ def collect(specs, progress=True) -> Collection:
     run report, a perflog, a benchmark's JSON document or a reference file (.yaml)."""
     out = Collection()
     files = [(label, f) for spec in specs for label, fs in [_inputs(spec)] for f in fs]
+    seen = {}
+    for label, path in files:  # one run read twice would be listed twice, its repeats counted twice
+        key = (label, os.path.realpath(path))
+        if key in seen:
+            raise RunsError(f"{path} is given twice{' under label ' + label if label else ''} "
+                            f"({seen[key]} and {path}): give each run once")
+        seen[key] = path
     for label, path in tqdm(files, desc="reading runs", unit="file", disable=not progress or len(files) < 4,
                             leave=False):
         if path.suffix in (".yaml", ".yml"):

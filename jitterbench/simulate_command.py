@@ -8,6 +8,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import re
 from dataclasses import asdict
 
 import numpy as np
@@ -144,10 +145,16 @@ def check_budget(what: str, memory_bytes: float, seconds: float, fewer: str) -> 
 
 
 WRITTEN_BY = "jitterbench simulate"  # the first field of every --json document: what replaces only its own
+# how every --json document begins: what --json replaces, not a file that merely holds the words further in
+JSON_HEAD = re.compile(r'\{\n "written_by": "' + re.escape(WRITTEN_BY) + ' ')
 
 
 def run(args) -> None:
     """The subcommand args.what: its table printed, its results written to args.json if given."""
+    # each output checked before the work, so that a refused one costs nothing and prints no table
+    for path, own in ((args.json, JSON_HEAD), (getattr(args, "figure", None), profile.SVG_HEAD)):
+        if path is not None:
+            files.writable(path, own=own, force=args.force)
     out = {"alltoall": alltoall, "halo": halo, "profile": profile_command}[args.what](args)
     if args.json is not None:  # -o '' too: refused by write_text, not taken as no --json
         try:
@@ -155,7 +162,7 @@ def run(args) -> None:
         except ValueError:
             raise SimulationInputError(f"the results hold a number that is not finite; "
                                        f"{args.json} not written") from None
-        files.write_text(args.json, text, own=f'"written_by": "{WRITTEN_BY}', force=args.force)
+        files.write_text(args.json, text, own=JSON_HEAD, force=args.force)
 
 
 # ---- alltoall ----------------------------------------------------------------------------------
@@ -364,6 +371,6 @@ def profile_command(args) -> dict:
     if args.figure is not None:
         title = (f"compute {step.compute_us:.4g} us, {step.messages:g} x {step.size:g} B, overlap "
                  f"{step.overlap_us:.4g} us; zero overhead")
-        files.write_text(args.figure, profile.figure_svg(step, rows, lats, title), own=profile.SVG_CREATOR,
+        files.write_text(args.figure, profile.figure_svg(step, rows, lats, title), own=profile.SVG_HEAD,
                          force=args.force)
     return out

@@ -1,0 +1,68 @@
+"""The one path of Ctrl-C, SIGTERM and SIGHUP (a job's time limit, a closed terminal): each
+becomes KeyboardInterrupt in the main thread, which the command ends in one line (exit 130),
+every file it was writing left whole or as it was (files.py).
+
+A handler of Python's runs between any two bytecodes, a garbage-collection callback's (a
+__del__, a weakref's) too; Python reports what such a callback raises as "Exception ignored"
+and goes on as if nothing came (the command then ended 0).  So the one handler raises, and the
+hook of unraisable exceptions, which is where such a swallowed KeyboardInterrupt ends, neither
+prints nor raises: it delivers the signal again (_thread.interrupt_main), to be acted on at the
+next bytecode outside the callback.  Inside held() the handler only notes the signal; the block
+raises it when it ends.  Standard library only: installed before the command's modules load.
+"""
+from __future__ import annotations
+
+import _thread
+import contextlib
+import signal
+import sys
+import threading
+
+SIGNALS = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
+_noted: list = []      # signals that came inside held(), acted on when it ends
+_holding = [0]         # depth of held() blocks
+
+
+def _on_signal(signum, frame):
+    if _holding[0]:
+        _noted.append(signum)
+        return
+    raise KeyboardInterrupt
+
+
+def _unraisable(info, _default=sys.unraisablehook):
+    if isinstance(info.exc_value, KeyboardInterrupt):  # a signal that landed in a callback: again, outside it
+        _thread.interrupt_main()
+        return
+    _default(info)
+
+
+def install() -> None:
+    """The handler for SIGINT, SIGTERM and SIGHUP, and the hook that redelivers a signal a callback
+    swallowed."""
+    for signum in SIGNALS:
+        signal.signal(signum, _on_signal)
+    sys.unraisablehook = _unraisable
+
+
+@contextlib.contextmanager
+def held():
+    """Ctrl-C, SIGTERM and SIGHUP held back for the block: one that comes meanwhile is noted and
+    acted on (KeyboardInterrupt) when the block ends.  The one handler is put in place for the
+    block where it is not yet (a library caller's), and what was there put back after.  (Signal
+    masks would not do: a signal goes to any thread that leaves it unblocked, such as tqdm's
+    monitor, and Python acts on it in the main thread all the same.)"""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    old = {s: signal.signal(s, _on_signal) for s in SIGNALS}
+    _holding[0] += 1
+    try:
+        yield
+    finally:
+        _holding[0] -= 1
+        for signum, handler in old.items():
+            signal.signal(signum, handler)
+        if _noted and not _holding[0]:
+            _noted.clear()
+            raise KeyboardInterrupt
