@@ -12,7 +12,6 @@ from __future__ import annotations
 import dataclasses
 import datetime
 import importlib.util
-import json
 import os
 import re
 import shlex
@@ -116,6 +115,11 @@ def environments(system, mpis, network):
 
 NAME = re.compile(r"[a-z][a-z0-9_-]{0,39}")
 PARTITION = re.compile(r"(?P<name>[A-Za-z0-9_-]+):(?P<nodes>\d+):(?P<tasks>\d+)(?::(?P<access>.+))?")
+# the largest partition a site may state: ten times the nodes of the largest machines (Fugaku's
+# 158,976) and a thousand times the cores of a node of today; a number beyond is a typing error
+# (it would size every sweep of the plan and the checks)
+MAX_NODES = 10_000_000
+MAX_TASKS_PER_NODE = 100_000
 # schedulers that take a partition (queue) as `-p NAME`: the default access of a partition
 QUEUED = {"slurm", "squeue", "pbs", "torque"}
 
@@ -135,8 +139,9 @@ def parse_partition(text, scheduler):
     if not m:
         raise SiteError(f"partition '{text[:60]}' is not NAME:MAX_NODES:MAX_TASKS_PER_NODE[:ACCESS]")
     nodes, tasks = int(m["nodes"]), int(m["tasks"])
-    if nodes < 1 or tasks < 1:
-        raise SiteError(f"partition '{text[:60]}': nodes and tasks per node must be at least 1")
+    if not (1 <= nodes <= MAX_NODES and 1 <= tasks <= MAX_TASKS_PER_NODE):
+        raise SiteError(f"partition '{text[:60]}': nodes must be 1 to {MAX_NODES} and tasks per node 1 to "
+                        f"{MAX_TASKS_PER_NODE}")
     access = [m["access"]] if m["access"] else ([f"-p {m['name']}"] if scheduler in QUEUED else [])
     return Partition(m["name"], nodes, tasks, access)
 
@@ -153,16 +158,20 @@ def _known(kind, name):
         return False
 
 
+# The module a site is.  Every value of the user's in it is a Python literal made by repr (a
+# hostname pattern, a partition's access option, the command line): written raw, a text holding
+# """ or a quote would end the literal and run as code when ReFrame loads the site.
 MODULE = '''\
-"""`{name}`: a site, written by `jitterbench site new` ({date}).  Fill in the lines marked SITE.
-
-    {command}
+"""`{name}`: a site, written by `jitterbench site new` ({date}) as COMMAND says.  Fill in the lines
+marked SITE.
 
 `reframe -C systems/config.py --system {name} -l` lists what runs here.  Spack: {name}/packages.yaml
 (the externals: MPIs, compiler) and {name}/definitions.yaml (the MPIs spack.yaml builds for),
 with JB_SPACK_SYSTEM={name}.
 """
 from jitterbench.site import environments
+
+COMMAND = {command_q}  # the command line that wrote this site
 
 # SITE: per MPI, the modules that load it (set modules_system below) and the variables its
 # jobs need, e.g. the PMI srun offers it (SLURM_MPI_TYPE) or its network devices (UCX_NET_DEVICES)
@@ -272,14 +281,13 @@ def render(name, hostnames, scheduler, launcher, mpis, network, partitions, comm
     """The three files of a site: {relative path: text}."""
     width = max(len(m) for m in mpis)
     mpi_lines = "\n".join(f'    "{m}": {{"modules": [], "env": {{}}}},{" " * (width - len(m))}  # SITE' for m in mpis)
-    part_lines = "\n".join(f"        partition({json.dumps(p.name)}, {p.max_nodes}, {p.max_tasks_per_node}, "
-                           f"{json.dumps(p.access)}),"
+    part_lines = "\n".join(f"        partition({p.name!r}, {p.max_nodes}, {p.max_tasks_per_node}, {p.access!r}),"
                            for p in partitions)
-    quoted = {f"{k}_q": json.dumps(v) for k, v in [  # as Python literals, in double quotes
+    quoted = {f"{k}_q": repr(v) for k, v in [  # as Python literals: what they hold is never code
         ("name", name), ("network", network), ("scheduler", scheduler), ("launcher", launcher),
         ("descr", f"{name}: {len(partitions)} partition(s), {network} between nodes"),
-        ("hostnames", hostnames or ["^never-selected-by-hostname$"])]}
-    module = MODULE.format(name=name, date=date, command=command, mpis=mpi_lines, networks=", ".join(NETWORKS),
+        ("hostnames", list(hostnames) or ["^never-selected-by-hostname$"]), ("command", command)]}
+    module = MODULE.format(name=name, date=date, mpis=mpi_lines, networks=", ".join(NETWORKS),
                            partitions=part_lines, **quoted)
     packages = [SPACK_PACKAGES[m] for m in mpis]
     entries = [PACKAGE_ENTRY.format(package=p, version=EXAMPLE_VERSIONS[p], pad=" " * (36 - len(p)))

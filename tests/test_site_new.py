@@ -88,7 +88,7 @@ def test_a_tcp_site_builds_no_perftest_and_lists_no_rdma_libraries(tmp_path):
     (["acme", *ACME, "--mpi", "mvapich"], "unknown MPI 'mvapich' (known: openmpi, mpich, intelmpi)"),
     (["acme", *ACME, "--mpi", "openmpi"], "an MPI is named twice"),
     (["acme", *ACME, "--partition", "big:many:4"], "partition 'big:many:4' is not NAME:MAX_NODES:MAX_TASKS_PER_NODE"),
-    (["acme", *ACME, "--partition", "zero:0:4"], "nodes and tasks per node must be at least 1"),
+    (["acme", *ACME, "--partition", "zero:0:4"], "nodes must be 1 to 10000000 and tasks per node 1 to 100000"),
     (["acme", *ACME, "--partition", "compute:2:2"], "a partition is named twice"),
     (["acme", *ACME, "--hostname", "(["], "hostname pattern '([' is not a regular expression"),
     (["acme", *ACME, "--scheduler", "cron"], "unknown scheduler 'cron'"),
