@@ -7,7 +7,9 @@ loader imports: its parameters are read from the configured system.
 """
 from __future__ import annotations
 
+import itertools
 import os
+import time
 
 from . import launchers  # noqa: F401  registers jb-mpirun, poe, bgp-mpirun and yod
 from .transports import TRANSPORTS
@@ -39,7 +41,77 @@ def results_handlers():
     for item in filter(None, os.environ.get("JB_RESULTS_EXTRAS", "").split(",")):  # checked: settings.py
         key, _, value = item.partition("=")
         extras[key.strip()] = value
+    _timed_httpjson()
     return [{"type": "httpjson", "url": url, "level": "info", "extras": extras}]
+
+
+# One record's post to JB_RESULTS_URL, connecting, sending and answering, retries on "429 Too Many
+# Requests" included: at most this.  A dashboard that has not answered in it is taken for dead and
+# no record is posted to it again in the run, so a dead dashboard costs the run this once.
+RESULTS_TIMEOUT_S = 10
+
+
+def _timed_httpjson():
+    """ReFrame's httpjson handler, made to give up: ReFrame 4.10's HTTPJSONHandler.emit
+    (reframe/core/logging.py) calls requests.post with no timeout, so a dashboard that accepts and
+    never answers held the run forever.  Its creator is wrapped through ReFrame's own registry of
+    handler types (register_log_handler, the same file), keeping its checks of the URL and its
+    first 1-second probe of the server (config reference: "The httpjson log handler"), and the
+    handler it makes posts as TimedHTTPJSONHandler does."""
+    from reframe.core import logging as rfm_logging  # noqa: PLC0415  ReFrame's: loaded with the configuration
+
+    create = rfm_logging._create_handlers["httpjson"]
+    if getattr(create, "timed", False):
+        return
+
+    def create_timed(site_config, config_prefix):
+        handler = create(site_config, config_prefix)
+        if handler is not None:
+            handler.__class__ = _timed_handler_class(type(handler))
+        return handler
+
+    create_timed.timed = True
+    rfm_logging.register_log_handler("httpjson")(create_timed)
+
+
+def _timed_handler_class(base):
+    import requests  # noqa: PLC0415  ReFrame's dependency
+    from reframe.core.exceptions import LoggingError  # noqa: PLC0415
+
+    class TimedHTTPJSONHandler(base):
+        """ReFrame's HTTPJSONHandler (4.10), its emit with a deadline of RESULTS_TIMEOUT_S a
+        record and a dashboard that missed one not asked again."""
+        dead = False
+
+        def emit(self, record):
+            if self.dead:
+                return
+            record.check_tags = list(record.check_tags)  # as ReFrame's emit: JSON takes a list
+            json_record = self._json_format(record, self._extras, self._ignore_keys)
+            if json_record is None or self._debug:  # debug: ReFrame's own (a file, no post)
+                return super().emit(record) if json_record is not None else None
+            if self._authorization_header is not None:
+                self._headers["Authorization"] = self._authorization_header()
+            deadline = time.monotonic() + RESULTS_TIMEOUT_S
+            backoff = itertools.cycle(self._backoff_intervals)
+            try:
+                while True:
+                    left = deadline - time.monotonic()
+                    if left <= 0:
+                        raise requests.exceptions.Timeout()
+                    response = requests.post(self._url, data=json_record, headers=self._headers, timeout=left)
+                    if response.ok:
+                        return
+                    if response.status_code != 429:
+                        raise LoggingError(f"JB_RESULTS_URL: the dashboard answered HTTP {response.status_code}")
+                    time.sleep(min(next(backoff), max(0.0, deadline - time.monotonic())))
+            except requests.exceptions.RequestException as e:
+                self.dead = True
+                what = "no answer" if isinstance(e, requests.exceptions.Timeout) else type(e).__name__
+                raise LoggingError(f"JB_RESULTS_URL: {what} within {RESULTS_TIMEOUT_S} s; no more records are "
+                                   f"posted to it in this run") from None
+
+    return TimedHTTPJSONHandler
 
 
 def install_prefix(variable):
