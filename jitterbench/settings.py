@@ -8,7 +8,9 @@ pass it as an argument.  What is checked here is what no quoting of ours makes r
 or another control character (a job script's line break: `-J account=x<newline>command`), a name
 that ReFrame or Slurm writes into a script unquoted, a path that ReFrame expands itself ($(...)
 in JB_OUTPUT runs as a command in ReFrame's configuration), a prefix template with a field other
-than {environ}, a number that is no number, a folder that is a file.
+than {environ}, a number that is no number, a folder that is a file; and a prefix, views or
+references folder must be there (JB_REFERENCE_DIR, JB_SPACK_VIEWS, the prefixes), else it was found
+out late or never.
 """
 from __future__ import annotations
 
@@ -56,9 +58,21 @@ def _plain_folder(value):
     return _plain_path(value) or _folder(value)
 
 
+def _existing_folder(value):
+    """A plain path (as JB_OUTPUT's) naming a folder that is there: a prefix, views or references
+    folder that names nothing was found out late (a "build job failed", "ran 0 of 2" and exit 0,
+    references silently not read), or never."""
+    problem = _plain_path(value) or _folder(value)
+    if problem:
+        return problem
+    return None if os.path.isdir(value) else "an existing folder (nothing is there)"
+
+
 def _template(value):
-    """An install prefix in which {environ} stands for a programming environment's name."""
-    problem = _path(value)
+    """An install prefix in which {environ} stands for a programming environment's name: a plain
+    path (ReFrame's job scripts and the build's shell lines hold it) whose folder before the first
+    field exists."""
+    problem = _plain_path(value.replace("{environ}", "environ"))
     if problem:
         return problem
     try:
@@ -66,9 +80,10 @@ def _template(value):
     except ValueError:
         fields = {"?"}
     if fields - {"environ"}:
-        return "a path in which {environ} (and no other field) stands for the environment's name; " \
-               "a brace is written {{ or }}"
-    return None
+        return "a path in which {environ} (and no other field) stands for the environment's name"
+    fixed = value.split("{", 1)[0]
+    base = fixed if "{" not in value else os.path.dirname(fixed) or "."
+    return None if os.path.isdir(base) else f"a path whose folder {base} exists (nothing is there)"
 
 
 def _name(value):
@@ -139,16 +154,16 @@ def _options(value):
 # docs/pipeline.md (Settings) says what each is for.
 READ_BY_JITTERBENCH = {
     "JB_OUTPUT": _plain_folder,
-    "JB_REFERENCE_DIR": _folder,
+    "JB_REFERENCE_DIR": _existing_folder,
     "JB_PREFIX": _template,
     "JB_OSU_PREFIX": _template,
     "JB_IMB_PREFIX": _template,  # benchmarks/fidelity.py: IMB-MPI1 of each MPI
-    "JB_PERFTEST_PREFIX": _path,
+    "JB_PERFTEST_PREFIX": _existing_folder,
     "JB_PERFTEST_SERVER_WAIT": _seconds,
     "JB_TIMEOUT": _timeout,
     "JB_LAUNCHES": _launches,
     "JB_SIMULATE_BUDGET_S": _seconds,
-    "JB_SPACK_VIEWS": _folder,
+    "JB_SPACK_VIEWS": _existing_folder,
     "JB_RESULTS_URL": _url,
     "JB_RESULTS_EXTRAS": _extras,
     "JB_BUILD_ROOT": _plain_folder,

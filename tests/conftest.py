@@ -87,6 +87,13 @@ def halo_document(**result):
             "results": [base]}
 
 
+def folder(path) -> Path:
+    """path, made where it is not yet: a JB_* folder must be there (jitterbench/settings.py), an
+    empty one standing for "none here" (no references, no binaries)."""
+    Path(path).mkdir(parents=True, exist_ok=True)
+    return Path(path)
+
+
 def install_prefix(root, variants=()):
     """An install prefix per programming environment, <root>/<environ>/bin, holding
     this checkout's binaries of each MPI found (as a Spack view would), so that

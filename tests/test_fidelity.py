@@ -45,7 +45,7 @@ def test_the_median_interval_is_the_order_statistics_binomial_coverage_asks():
 ])
 def test_bad_input_is_one_line_before_any_round_and_no_file_is_lost(tmp_path, args, message):
     (tmp_path / "mine.json").write_text("the user's\n")
-    env = dict(os.environ, JB_OSU_PREFIX=str(tmp_path / "none" / "{environ}"))
+    env = dict(os.environ, JB_OSU_PREFIX=str(folder(tmp_path / "none") / "{environ}"))
     done = subprocess.run([sys.executable, str(ROOT / "benchmarks" / "fidelity.py"), *args], cwd=tmp_path, env=env,
                           capture_output=True, text=True, timeout=60)
     assert (done.returncode, done.stderr) == (1, message + "\n")

@@ -19,7 +19,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from conftest import BENCHMARKS
+from conftest import BENCHMARKS, folder
 from jitterbench import mpi as mpis
 from jitterbench import settings
 
@@ -244,7 +244,7 @@ def test_the_history_job_of_a_second_pipeline_sees_the_first_s_runs(merge_reques
     narrow = "-n HaloCheck -P placement=row -S patterns=isend-recv -S msg_sizes=4096 -S calls=20 -S judge_load=0"
     for pipeline in (1, 2):
         proc = run_pipeline(project, "--variable", f"JB_RESULTS_DB={store}", "--variable", f"JB_RFM_OPTIONS={narrow}",
-                            "--variable", f"JB_REFERENCE_DIR={tmp_path / 'no-references'}",
+                            "--variable", f"JB_REFERENCE_DIR={folder(tmp_path / 'no-references')}",
                             "acceptance:local", "history:local")
         assert job_results(proc.stdout) == {"acceptance:local": "PASS", "history:local": "PASS"}, proc.stdout[-3000:]
         assert f"results store: {store}, kept across pipelines by JB_RESULTS_DB" in proc.stdout

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import install_prefix
+from conftest import folder, install_prefix
 from jitterbench import benchmarks
 from jitterbench import mpi as mpis
 
@@ -103,7 +103,7 @@ def test_a_benchmark_is_its_folder_and_its_record_built_listed_planned_run_table
     copy = _copy_of_the_checkout(tmp_path / "checkout")
     shutil.copytree(TOY, copy, dirs_exist_ok=True)
     env = dict(os.environ, **{k: v for k, v in m.env.items() if k != "PATH"}, PYTHONPATH=str(copy),
-               JB_OUTPUT=str(tmp_path / "out"), JB_REFERENCE_DIR=str(tmp_path / "refs"))
+               JB_OUTPUT=str(tmp_path / "out"), JB_REFERENCE_DIR=str(folder(tmp_path / "refs")))
     run = lambda *cmd, **kw: subprocess.run(cmd, cwd=copy, env=env, capture_output=True, text=True,  # noqa: E731
                                             timeout=600, **kw)
 

@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from conftest import install_prefix, run_benchmark
+from conftest import folder, install_prefix, run_benchmark
 from jitterbench import benchmarks
 from jitterbench import mpi as mpis
 
@@ -37,7 +37,7 @@ def reframe(tmp_path, *args, references=None, mode=None, judge_load=False, env=N
     # (the fixture's own build runs in the vcluster tests)
     args = (*args, *([] if judge_load else NOT_JUDGING_LOAD))
     prefix = install_prefix(tmp_path / "prefix")
-    env = dict(os.environ, JB_OUTPUT=str(tmp_path / "out"), JB_REFERENCE_DIR=str(references or tmp_path / "refs"),
+    env = dict(os.environ, JB_OUTPUT=str(tmp_path / "out"), JB_REFERENCE_DIR=str(references or folder(tmp_path / "refs")),
                JB_PREFIX=str(prefix / "{environ}"), **(env or {}))
     cmd = [str(REFRAME), "-C", "systems/config.py", *(["--mode", mode] if mode else []), *SUBSET, *args, "-r"]
     proc = subprocess.run(cmd, cwd=REPO, env=env, capture_output=True, text=True, timeout=600)
@@ -107,7 +107,7 @@ def test_splitting_a_fixed_total_gives_the_speed_ratio_of_n_messages_over_one(tm
     """PingPongCheck sweep=totals (Hein, Booth and Bull, Figs. 3-4): each total sent as 1, 2,
     4 and 8 messages of total/n bytes; gain_<mode>_<total>_n<n> is speed(n) / speed(1) of
     the same run, exactly, as the benchmark's JSON gives the speeds."""
-    env = dict(os.environ, JB_OUTPUT=str(tmp_path / "out"), JB_REFERENCE_DIR=str(tmp_path / "refs"),
+    env = dict(os.environ, JB_OUTPUT=str(tmp_path / "out"), JB_REFERENCE_DIR=str(folder(tmp_path / "refs")),
                JB_PREFIX=str(install_prefix(tmp_path / "prefix") / "{environ}"))
     proc = subprocess.run([str(REFRAME), "-C", "systems/config.py", *NOT_JUDGING_LOAD,
                            "-c", "reframe_checks/pingpong.py", "-n", "PingPongCheck", "-P", "sweep=totals,window",
@@ -142,7 +142,7 @@ def test_overlap_sweeps_the_work_and_takes_the_fastest_of_its_trials(tmp_path):
     """TorusCheck with work (Hein, Booth and Bull, section 9): the work parameter's size and
     work_sweep's in one run, each after and before the wait, trials x calls timed; the
     check's variables are its own size's, read from those lines exactly."""
-    env = dict(os.environ, JB_OUTPUT=str(tmp_path / "out"), JB_REFERENCE_DIR=str(tmp_path / "refs"),
+    env = dict(os.environ, JB_OUTPUT=str(tmp_path / "out"), JB_REFERENCE_DIR=str(folder(tmp_path / "refs")),
                JB_PREFIX=str(install_prefix(tmp_path / "prefix") / "{environ}"))
     proc = subprocess.run([str(REFRAME), "-C", "systems/config.py", *NOT_JUDGING_LOAD, "-c", "reframe_checks/torus.py",
                            "-n", "TorusCheck",
@@ -360,8 +360,8 @@ def test_node_counts_and_tasks_per_node_come_from_the_partition():
 def test_the_study_s_torus_of_three_tasks_a_dimension_one_a_node_is_a_case(tmp_path):
     """Hein, Booth and Bull ran 3 processors per dimension, one per LPAR: 27 nodes of one task
     make a 3 x 3 x 3 torus (MPI_Dims_create), a dry run on c1a's partition of 120 nodes."""
-    env = dict(os.environ, JB_OUTPUT=str(tmp_path / "out"), JB_PREFIX=str(tmp_path / "prefix" / "{environ}"),
-               JB_REFERENCE_DIR=str(tmp_path / "none"))
+    env = dict(os.environ, JB_OUTPUT=str(tmp_path / "out"), JB_PREFIX=str(folder(tmp_path / "prefix") / "{environ}"),
+               JB_REFERENCE_DIR=str(folder(tmp_path / "none")))
     proc = subprocess.run([str(REFRAME), "-C", "systems/config.py", "--system", "c1a", "-c", "reframe_checks/torus.py",
                            "-n", "TorusCheck", "-P", "nodes=27", "-P", "tasks_per_node=1", "-P", "ndims=3", "-P", "work=0",
                            "-P", "eager_limit=default", "--dry-run"], cwd=REPO, env=env, capture_output=True, text=True,
@@ -375,8 +375,8 @@ def test_the_study_s_torus_of_three_tasks_a_dimension_one_a_node_is_a_case(tmp_p
 @pytest.mark.reframe
 def test_the_study_s_p6_run_is_a_case_of_c1a(tmp_path):
     """1920 tasks on 120 nodes, as the study ran P6 (16 of its 32 cores a node)."""
-    env = dict(os.environ, JB_OUTPUT=str(tmp_path / "out"), JB_PREFIX=str(tmp_path / "prefix" / "{environ}"),
-               JB_REFERENCE_DIR=str(tmp_path / "none"))
+    env = dict(os.environ, JB_OUTPUT=str(tmp_path / "out"), JB_PREFIX=str(folder(tmp_path / "prefix") / "{environ}"),
+               JB_REFERENCE_DIR=str(folder(tmp_path / "none")))
     proc = subprocess.run([str(REFRAME), "-C", "systems/config.py", "--system", "c1a", "-c", "reframe_checks/halo.py",
                            "-n", "HaloCheck%nodes=120%tasks_per_node=16%.*%eager_limit=default%placement=row",
                            "--dry-run"], cwd=REPO, env=env, capture_output=True, text=True, timeout=600)
@@ -488,18 +488,20 @@ def test_scales_are_powers_of_two_and_the_partition_s_own_size():
 
 
 @pytest.mark.reframe
-def test_a_prefix_whose_name_holds_commands_is_a_path_and_runs_none(tmp_path):
-    """JB_PREFIX reaches the build's and the job's shell lines, JB_REFERENCE_DIR the checks:
-    quoted, a name of $(...), backticks, ; and spaces is a folder like any other (the binaries
-    are found there) and no command in it runs.  (JB_OUTPUT is refused such a name: ReFrame itself
-    runs $(...) in its configuration's paths; test_settings.py.)"""
+@pytest.mark.parametrize("variable", ["JB_PREFIX", "JB_REFERENCE_DIR", "JB_SPACK_VIEWS"])
+def test_a_folder_variable_holding_commands_or_naming_nothing_is_one_line_and_runs_none(tmp_path, variable):
+    """JB_PREFIX reaches the build's and the job's shell lines, JB_REFERENCE_DIR the checks, JB_SPACK_VIEWS
+    the prefixes: a name of $(...), backticks, ; and spaces is refused as JB_OUTPUT's is (it failed later as
+    "build job failed", naming no variable), and so is one naming nothing (a views folder that is not there
+    ran 0 of 2 and passed; a references folder that is not there was not read): one line naming the
+    variable, before ReFrame runs anything, and no command in it runs (issue 44)."""
     hostile = "$(touch X);`touch Y`; touch Z"
-    prefix = install_prefix(tmp_path / f"p {hostile}")
-    env = dict(os.environ, JB_OUTPUT=str(tmp_path / "out"), JB_REFERENCE_DIR=str(tmp_path / f"r {hostile}"),
-               JB_PREFIX=str(prefix / "{environ}"))
-    proc = subprocess.run([str(REFRAME), "-C", "systems/config.py", *SUBSET, *NOT_JUDGING_LOAD, "-S", "calls=20", "-r"],
-                          cwd=REPO, env=env, capture_output=True, text=True, timeout=600)
-    assert proc.returncode == 0, proc.stdout[-3000:]
-    assert (tmp_path / "out" / "report.json").is_file()
+    for value in (str(folder(tmp_path / f"p {hostile}")), str(tmp_path / "nothing-here")):
+        env = dict(os.environ, JB_OUTPUT=str(tmp_path / "out"),
+                   **{variable: value + ("/{environ}" if variable == "JB_PREFIX" else "")})
+        proc = subprocess.run([str(REFRAME), "-C", "systems/config.py", *SUBSET, "-l"], cwd=REPO, env=env,
+                              capture_output=True, text=True, timeout=600)
+        assert proc.returncode != 0 and f"jitterbench: {variable}=" in proc.stderr, proc.stdout[-3000:] + proc.stderr
+        assert len([line for line in proc.stderr.splitlines() if line.strip()]) == 1, proc.stderr
     assert not [p for p in tmp_path.rglob("*") if p.name in ("X", "Y", "Z")]
     assert not [p for p in REPO.rglob("*") if p.name in ("X", "Y", "Z") and ".git" not in p.parts]

@@ -16,8 +16,9 @@ pytestmark = pytest.mark.unit
 REPO = Path(__file__).resolve().parents[1]
 
 HOSTILE = ["$(touch X)", "`touch X`", "a; touch X", "a b", "a\ntouch X", "a\rb", "{environ", "{x}/{environ}"]
-# paths jitterbench quotes wherever they go: any character but a control one
+# folders that must be there, plain paths too (issue 44: a hostile or missing one was found out late or never)
 PATHS = {"JB_REFERENCE_DIR", "JB_PREFIX", "JB_OSU_PREFIX", "JB_IMB_PREFIX", "JB_PERFTEST_PREFIX", "JB_SPACK_VIEWS"}
+TEMPLATES = {"JB_PREFIX", "JB_OSU_PREFIX", "JB_IMB_PREFIX"}
 # paths ReFrame holds in its configuration or job scripts, expanding $ and running $(...) there
 PLAIN_PATHS = {"JB_OUTPUT", "JB_RESULTS_DB", "JB_BUILD_ROOT", "JB_MPICH_ROOT", "JB_INTEL_MPI_ROOT", "JB_VCLUSTER_DIR"}
 EVERY = {**settings.READ_BY_JITTERBENCH, **settings.READ_BY_THE_PIPELINE}
@@ -39,8 +40,13 @@ def test_each_variable_refuses_a_line_break_and_names_itself(name):
             assert said and said.startswith(f"{name}=") and "\n" not in said, (name, value, said)
         elif said:
             assert said.startswith(f"{name}={value!r}: must be ") and "\n" not in said
-    if name in PATHS:  # a path may hold $( ), backticks, ; and spaces: it is quoted wherever it goes
-        assert verdict(name, "/tmp/p $(touch X);`touch Y`; touch Z") is None
+    if name in PATHS:  # $( ), backticks, ; and spaces refused as in JB_OUTPUT; a folder that is there taken
+        assert all("ReFrame expands $" in verdict(name, v) for v in HOSTILE[:4])
+        assert "ReFrame expands $" in verdict(name, f"{REPO}/p $(touch X);`touch Y`; touch Z")
+        there = f"{REPO}/{{environ}}" if name in TEMPLATES else str(REPO)
+        assert verdict(name, there) is None
+        missing = verdict(name, f"{REPO}/no-such-folder" + ("/{environ}" if name in TEMPLATES else ""))
+        assert missing.startswith(f"{name}=") and "nothing is there" in missing and "\n" not in missing
     elif name in PLAIN_PATHS:
         assert verdict(name, "/tmp/a-plain_path/v1.2+x@y:z,w=~%") is None
         assert all("ReFrame expands $" in verdict(name, v) for v in HOSTILE[:4])
@@ -51,8 +57,8 @@ def test_each_variable_refuses_a_line_break_and_names_itself(name):
 
 
 def test_templates_take_environ_and_no_other_field():
-    assert verdict("JB_PREFIX", "/opt/jb/{environ}") is None
-    assert verdict("JB_OSU_PREFIX", "/opt/{{odd}}/{environ}") is None
+    assert verdict("JB_PREFIX", f"{REPO}/{{environ}}") is None
+    assert verdict("JB_OSU_PREFIX", f"{REPO}/jb-{{environ}}/bin") is None
     for bad in ("/opt/{env}", "/opt/{environ", "/opt/{0}", "/opt/{environ.__class__}"):
         assert "JB_PREFIX" in verdict("JB_PREFIX", bad)
 

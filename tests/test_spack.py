@@ -20,7 +20,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from conftest import install_prefix, openmpi_with
+from conftest import folder, install_prefix, openmpi_with
 from jitterbench import mpi as mpis
 from jitterbench import site
 
@@ -163,8 +163,8 @@ def run_from_views(tmp_path):
     """Halo and OSU's latency, one node, Open MPI, from the views of tmp_path/views: the process
     and its cases by check."""
     out = tmp_path / "out"
-    env = dict(os.environ, JB_OUTPUT=str(out), JB_REFERENCE_DIR=str(tmp_path / "refs"),
-               JB_SPACK_VIEWS=str(tmp_path / "views"))
+    env = dict(os.environ, JB_OUTPUT=str(out), JB_REFERENCE_DIR=str(folder(tmp_path / "refs")),
+               JB_SPACK_VIEWS=str(folder(tmp_path / "views")))
     env.pop("JB_PREFIX", None)
     env.pop("JB_OSU_PREFIX", None)
     cmd = [str(REFRAME), "-C", "systems/config.py", "-c", "reframe_checks/halo.py", "-c", "reframe_checks/osu.py",
