@@ -9,6 +9,7 @@ import argparse
 import json
 import os
 import re
+import resource
 from dataclasses import asdict
 
 import numpy as np
@@ -128,6 +129,23 @@ def add_arguments(sim) -> None:
 # arrays it keeps, half the machine's; the time at the rates measured on the project's 2-core VM
 # (benchmarks/simulate_budget.py prints them), an hour, or JB_SIMULATE_BUDGET_S seconds.
 MEMORY_BUDGET = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES") // 2
+
+
+def memory_budget() -> tuple:
+    """(bytes, what bounds them): half the machine's memory, or less where a limit on this
+    process's address space (ulimit -v, a batch system's) leaves less room than that: then half of
+    what the limit leaves above the address space it holds already (the interpreter, NumPy)."""
+    soft, _ = resource.getrlimit(resource.RLIMIT_AS)
+    if soft == resource.RLIM_INFINITY:
+        return MEMORY_BUDGET, "half this machine's memory"
+    try:
+        with open("/proc/self/statm") as f:
+            held = int(f.read().split()[0]) * os.sysconf("SC_PAGE_SIZE")
+    except (OSError, ValueError, IndexError):
+        held = 0
+    left = max(0, soft - held) // 2
+    return (left, "half what this process's address-space limit leaves") if left < MEMORY_BUDGET else \
+        (MEMORY_BUDGET, "half this machine's memory")
 NS_PER_EXCHANGE = 3.9   # alltoall: one processor's exchange in one round of one trial (3.85 measured)
 NS_PER_DRAW = 4.0       # halo: one task's time in one call, drawn and averaged, uncoupled (3.93 measured)
 HALO_BOOTSTRAP = 5      # repeats of the uncoupled limit from resamples: its standard error
@@ -135,9 +153,10 @@ HALO_BOOTSTRAP = 5      # repeats of the uncoupled limit from resamples: its sta
 
 def check_budget(what: str, memory_bytes: float, seconds: float, fewer: str) -> None:
     """One line, before any work, where what would need more memory or time than the budget."""
-    if memory_bytes > MEMORY_BUDGET:
+    budget, bound = memory_budget()
+    if memory_bytes > budget:
         raise SimulationInputError(f"{what} needs about {memory_bytes / 2**30:.3g} GiB, over the budget of "
-                                   f"{MEMORY_BUDGET / 2**30:.3g} GiB (half this machine's memory): {fewer}")
+                                   f"{budget / 2**30:.3g} GiB ({bound}): {fewer}")
     budget = float(os.environ.get("JB_SIMULATE_BUDGET_S") or 3600)  # checked: settings.py
     if seconds > budget:
         raise SimulationInputError(f"{what} would take about {seconds:.3g} s, over the budget of {budget:g} s "
