@@ -196,8 +196,9 @@ def write_text(path, text: str, own=None, force: bool = False) -> None:
     mode = writable(path, own, force)
     real = Path(os.path.realpath(path))  # through a symbolic link, to the file it names
     fd, tmp = None, None
-    try:  # the temporary file made inside the block that removes it: a signal cannot leave it behind
-        fd, tmp = _temporary(real, path, lambda **where: tempfile.mkstemp(suffix=".tmp", **where))
+    try:  # the temporary file made inside the block that removes it, its name kept before a signal is
+        with signals_held():  # acted on: a signal cannot leave it behind
+            fd, tmp = _temporary(real, path, lambda **where: tempfile.mkstemp(suffix=".tmp", **where))
         with os.fdopen(fd, "w") as f:
             f.write(text)
         os.chmod(tmp, stat.S_IMODE(mode) if mode is not None else 0o666 & ~umask())  # mkstemp's is 0600
@@ -350,8 +351,9 @@ def write_folder(path, fill, tool: str) -> None:
     except OSError as e:
         raise OutputError(f"{path}: cannot make the folder it goes in: {e.strerror}") from None
     new = aside = None
-    try:  # the temporary folder made inside the block that removes it: a signal cannot leave it behind
-        new = Path(_temporary(real, path, tempfile.mkdtemp))
+    try:  # the temporary folder made inside the block that removes it, its name kept before a signal is
+        with signals_held():  # acted on: a signal cannot leave it behind
+            new = Path(_temporary(real, path, tempfile.mkdtemp))
         new.chmod(0o777 & ~umask())  # mkdtemp's is 0700
         fill(new)
         # every entry of the new folder is the tool's (it made the folder): an empty folder too,
@@ -364,7 +366,8 @@ def write_folder(path, fill, tool: str) -> None:
             if exchange(new, real):  # one step: path holds the old report, then the new one
                 aside, new = new, None
             else:  # no exchange here: the old one aside, the new one in (put back if stopped between)
-                aside = Path(_temporary(real, path, tempfile.mkdtemp))
+                with signals_held():  # its name kept before a signal is acted on
+                    aside = Path(_temporary(real, path, tempfile.mkdtemp))
                 os.rename(real, aside)  # onto the empty folder mkdtemp made: atomic, and no name clash
         if new is not None:
             os.rename(new, real)

@@ -569,7 +569,7 @@ def build(report_paths, system, measured_by, false_alarm_rate=bounds.FALSE_ALARM
         except (OverflowError, FloatingPointError, ZeroDivisionError):
             mds = math.inf
         if not math.isfinite(mds):
-            raise ReferenceFileError(f"a false-alarm rate of {false_alarm_rate:g} ({rate:.3g} for each of the "
+            raise ReferenceFileError(f"a false-alarm rate of {false_alarm_rate:.3g} ({rate:.3g} for each of the "
                                      f"{len(asserted)} asserted variables) puts the bound beyond any number with "
                                      f"{scores.size} scores: give a larger --false-alarm-rate")
         slowdown.update({m: mds for m in members})

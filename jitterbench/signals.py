@@ -6,13 +6,14 @@ A handler of Python's runs between any two bytecodes, a garbage-collection callb
 __del__, a weakref's) too; Python reports what such a callback raises as "Exception ignored"
 and goes on as if nothing came (the command then ended 0).  So the one handler raises, and the
 hook of unraisable exceptions, which is where such a swallowed KeyboardInterrupt ends, neither
-prints nor raises: it delivers the signal again (_thread.interrupt_main), to be acted on at the
-next bytecode outside the callback.  Inside held() the handler only notes the signal; the block
-raises it when it ends.  Standard library only: installed before the command's modules load.
+prints nor raises: it sets an alarm a millisecond on, whose handler raises it again once the hook
+and the callback are done (a thread's _thread.interrupt_main would not do: the hook waits for the
+thread to start, and the handler would run inside the wait).  Inside held() the handler only
+notes the signal; the block raises it when it ends.  Standard library only: installed before the
+command's modules load.
 """
 from __future__ import annotations
 
-import _thread
 import contextlib
 import signal
 import sys
@@ -21,6 +22,8 @@ import threading
 SIGNALS = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
 _noted: list = []      # signals that came inside held(), acted on when it ends
 _holding = [0]         # depth of held() blocks
+_redeliver = [False]   # a signal a callback swallowed, to be raised again by the alarm
+REDELIVER_S = 0.001    # after the hook has returned: never inside it (the handler would raise there)
 
 
 def _on_signal(signum, frame):
@@ -32,16 +35,24 @@ def _on_signal(signum, frame):
 
 def _unraisable(info, _default=sys.unraisablehook):
     if isinstance(info.exc_value, KeyboardInterrupt):  # a signal that landed in a callback: again, outside it
-        _thread.interrupt_main()
+        _redeliver[0] = True
+        signal.setitimer(signal.ITIMER_REAL, REDELIVER_S)
         return
     _default(info)
 
 
+def _on_alarm(signum, frame):
+    if _redeliver[0]:
+        _redeliver[0] = False
+        _on_signal(signum, frame)
+
+
 def install() -> None:
     """The handler for SIGINT, SIGTERM and SIGHUP, and the hook that redelivers a signal a callback
-    swallowed."""
+    swallowed (by SIGALRM: nothing else of the command sets an alarm)."""
     for signum in SIGNALS:
         signal.signal(signum, _on_signal)
+    signal.signal(signal.SIGALRM, _on_alarm)
     sys.unraisablehook = _unraisable
 
 

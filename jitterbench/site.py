@@ -20,7 +20,7 @@ import sys
 import tempfile
 from pathlib import Path
 
-from . import files, mpi
+from . import files, mpi, settings
 
 REPO = Path(__file__).resolve().parent.parent
 SYSTEMS = REPO / "systems"
@@ -136,6 +136,8 @@ def parse_partition(text, scheduler):
     """NAME:MAX_NODES:MAX_TASKS_PER_NODE[:ACCESS]: ACCESS, one scheduler option (colons
     allowed), defaults to `-p NAME` under a queueing scheduler."""
     m = PARTITION.fullmatch(text)
+    if m and settings.CONTROL.search(text):  # ACCESS goes into job scripts: a line break there is a command
+        raise SiteError(f"partition {text[:60]!r}: a control character (a line break) in it")
     if not m:
         raise SiteError(f"partition '{text[:60]}' is not NAME:MAX_NODES:MAX_TASKS_PER_NODE[:ACCESS]")
     nodes, tasks = int(m["nodes"]), int(m["tasks"])

@@ -57,7 +57,8 @@ void jb_memory_check(jb_ctx *ctx, const jb_memory *m)
         jb_fail(ctx, "the options ask for more memory than can be counted (%s)", m->largest);
     if (m->bytes > ctx->memory_per_task)
         jb_fail(ctx, "the options ask for %zu bytes per task, over the %zu a task of the smallest node may hold "
-                     "(half its memory over its tasks); the most for %s: %zu bytes",
+                     "(half its memory over its tasks, or half what a limit on its address space leaves); the most for %s: "
+                     "%zu bytes",
                 m->bytes, ctx->memory_per_task, m->largest, m->largest_bytes);
 }
 

@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <unistd.h>
 
 #include "jb_clock.h"
@@ -118,14 +119,36 @@ int jb_common_option(jb_ctx *ctx, int c, const char *arg)
     }
 }
 
+/* Half what a limit on this task's address space (ulimit -v, a batch system's) leaves above what it
+ * holds already (the MPI's libraries and buffers), or ULLONG_MAX without one: beyond it an
+ * allocation fails on one rank, whose only way out is MPI_Abort and the MPI's banner. */
+static unsigned long long address_space_left(long page)
+{
+    struct rlimit as;
+    if (getrlimit(RLIMIT_AS, &as) != 0 || as.rlim_cur == RLIM_INFINITY)
+        return ULLONG_MAX;
+    unsigned long long held = 0, pages = 0;
+    FILE *f = fopen("/proc/self/statm", "r");
+    if (f) {
+        if (fscanf(f, "%llu", &pages) == 1 && page > 0)
+            held = pages * (unsigned long long)page;
+        fclose(f);
+    }
+    return (unsigned long long)as.rlim_cur > held ? ((unsigned long long)as.rlim_cur - held) / 2 : 0;
+}
+
 /* A task's share of its node's memory, the smallest over all nodes: half the
  * node's physical memory over the tasks on it, the rest left to the MPI's own
- * buffers, the system and the other tasks' page tables. */
+ * buffers, the system and the other tasks' page tables; less where a limit on
+ * the task's address space leaves less. */
 static void memory_per_task(jb_ctx *ctx)
 {
     long pages = sysconf(_SC_PHYS_PAGES), page = sysconf(_SC_PAGE_SIZE);
     unsigned long long node = pages > 0 && page > 0 ? (unsigned long long)pages * (unsigned long long)page : 1ULL << 32;
     unsigned long long mine = node / 2 / (unsigned long long)ctx->nodes.real_local_size, least;
+    unsigned long long limited = address_space_left(page);
+    if (limited < mine)
+        mine = limited;
     MPI_Allreduce(&mine, &least, 1, MPI_UNSIGNED_LONG_LONG, MPI_MIN, MPI_COMM_WORLD);
     ctx->memory_per_task = least > (size_t)-1 ? (size_t)-1 : (size_t)least;
 }

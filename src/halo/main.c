@@ -144,7 +144,11 @@ static void parse_options(jb_ctx *ctx, int argc, char **argv, halo_options *o)
     size_t ns_most = jb_largest(o->ns_sizes, o->nsizes), ew_most = jb_largest(o->ew_sizes, o->nsizes),
            largest = ns_most > ew_most ? ns_most : ew_most;
     jb_memory m = {0};
-    jb_memory_add(&m, "--size (a send and a receive buffer per direction)", 2 * NDIRS, largest + 1);
+    /* named by the option that set the largest size: --ns-size or --ew-size where one overrides --size */
+    const char *sized = ns_given && ns_most == largest ? "--ns-size" : ew_given && ew_most == largest ? "--ew-size" : "--size";
+    char what[80];
+    snprintf(what, sizeof what, "%s (a send and a receive buffer per direction)", sized);
+    jb_memory_add(&m, what, 2 * NDIRS, largest + 1);
     long variants = 0;
     for (int p = 0; p < NPATTERNS; p++)
         variants += o->patterns[p] ? o->nsizes : 0;
