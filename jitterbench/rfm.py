@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import itertools
 import os
+import threading
 import time
 
 from . import launchers  # noqa: F401  registers jb-mpirun, poe, bgp-mpirun and yod
@@ -46,7 +47,7 @@ def results_handlers():
 
 
 # One record's post to JB_RESULTS_URL, connecting, sending and answering, retries on "429 Too Many
-# Requests" included: at most this.  A dashboard that has not answered in it is taken for dead and
+# Requests" included: at most this (_post_within).  A dashboard that has not answered in it is taken for dead and
 # no record is posted to it again in the run, so a dead dashboard costs the run this once.
 RESULTS_TIMEOUT_S = 10
 
@@ -99,7 +100,7 @@ def _timed_handler_class(base):
                     left = deadline - time.monotonic()
                     if left <= 0:
                         raise requests.exceptions.Timeout()
-                    response = requests.post(self._url, data=json_record, headers=self._headers, timeout=left)
+                    response = _post_within(left, self._url, data=json_record, headers=self._headers)
                     if response.ok:
                         return
                     if response.status_code != 429:
@@ -112,6 +113,30 @@ def _timed_handler_class(base):
                                    f"posted to it in this run") from None
 
     return TimedHTTPJSONHandler
+
+
+def _post_within(seconds, url, **kw):
+    """requests.post, given up after seconds in all: requests' own timeout bounds each wait for a
+    byte, so a server that drips one a second is never timed out by it.  The post runs in a daemon
+    thread, left behind (and ended with the process) where it outlives the deadline."""
+    import requests  # noqa: PLC0415  ReFrame's dependency
+
+    done = []
+
+    def post():
+        try:
+            done.append(requests.post(url, timeout=seconds, **kw))
+        except BaseException as e:  # noqa: BLE001  handed to the caller
+            done.append(e)
+
+    worker = threading.Thread(target=post, daemon=True)
+    worker.start()
+    worker.join(seconds)
+    if not done:
+        raise requests.exceptions.Timeout(f"no answer within {seconds:.3g} s")
+    if isinstance(done[0], BaseException):
+        raise done[0]
+    return done[0]
 
 
 def install_prefix(variable):

@@ -28,6 +28,22 @@ of its worker's, under a 3 GiB address-space cap.  It fails on:
 `site new` writes into the checkout by design: it runs only where the fuzzing user cannot
 write there (the fuzzer started as root), so that its refusal is what is fuzzed.
 
+Cases take turns among families (case i is of FAMILIES[i % 7]), so that any session of 7 cases
+or more has one of each (issue 44):
+
+  command        the subcommand lines above;
+  site-module    `site new` with hostile hostnames, access options and command lines, written into
+                 a scratch sites folder and loaded as ReFrame loads it: no value may run;
+  traversal      run reports whose system, partition and environment are ../../X, /tmp/X, a/../../X,
+                 into reference and report, -o a folder: nothing written outside it;
+  fifo-output    every output option naming a FIFO: refused, never waited on;
+  silent-server  ReFrame's httpjson handler, as systems/config.py configures it for JB_RESULTS_URL,
+                 posting to a dashboard that accepts and never answers, closes, drips, answers 429
+                 or 500: each post ends within its timeout (jitterbench.rfm.RESULTS_TIMEOUT_S), and
+                 a dead dashboard costs that once;
+  full-stdout    a command line of the first family with standard output on /dev/full: one line;
+  read-only      outputs the user made read-only: a reference file, an earlier report, a folder.
+
 Case i of seed S is the same on every machine (its own Random(f"{S}/{i}")), so
 `python tests/fuzz_cli.py --seed S --case i` replays one failure.
 
@@ -36,6 +52,7 @@ Case i of seed S is the same on every machine (its own Random(f"{S}/{i}")), so
 from __future__ import annotations
 
 import argparse
+import contextlib
 import dataclasses
 import hashlib
 import json
@@ -71,6 +88,14 @@ NUMBERS = ["0", "-1", "1", "2", "3.5", "1e308", "-1e308", "nan", "inf", "-inf", 
 TEXTS = ["", "x", "(", "a\nb", "$(touch X)", "`touch X`", "A" * 100_000, "\u00e9\u4e2d", "--", "-1", "%s%n",
          "2026-13-45", "2026-11-25", "local", "quick", "max_us", "^max_", "openmpi"]
 JB_VALUES = ["$(touch X)", "`touch X`", "a; touch X", "a b", "a\ntouch X", "{x}/{environ}", "-1", "nan", ""]
+# what would run as code if a generated module held it raw: in a docstring, a literal, a comment
+CODE = ['x"""and __import__("os").system("touch X")or"""', "x" + "'" * 3 + "+__import__('os').system('touch X')#",
+        'x" + __import__("os").system("touch X") + "', "x\\", "x\\\nimport os; os.system('touch X')",
+        "{__import__('os').system('touch X')}", "x\u2028y", "# touch X", "x\rimport os"]
+FAMILIES = ("command", "site-module", "traversal", "fifo-output", "silent-server", "full-stdout", "read-only")
+TRAVERSALS = ["../../X", "/tmp/X", "a/../../X", "..", ".", "X/", "../mine/notes.txt"]
+SERVERS = ("silent", "close", "drip", "429", "500")
+FUZZ = [sys.executable, str(Path(__file__).resolve())]  # this file's drivers: --site-module, --post
 
 VALID = ["halo.json", "samples.txt", *(f"report{i}.json" for i in range(5)), "store.db", "local.yaml"]
 # options whose value is a file read, or one written
@@ -162,6 +187,13 @@ def make_inputs(folder: Path) -> dict:
     f["missing"] = str(d / "missing.json")
     f["/dev/zero"] = "/dev/zero"
     f["/dev/null"] = "/dev/null"
+    for t, where in enumerate(TRAVERSALS):  # five repeats each, system, partition and environment hostile
+        for i in range(5):
+            r = run_report(i, 10.0 + i / 10)
+            case = r["runs"][0]["testcases"][0]
+            case.update(system=where, partition=where, environ=where, display_name=f"HaloCheck %x={where}")
+            case["perfvalues"] = {f"{where}:{where}:{k.split(':', 2)[2]}": v for k, v in case["perfvalues"].items()}
+            put(f"traversal{t}-{i}.json", json.dumps(r))
     return f
 
 
@@ -174,9 +206,34 @@ def make_outputs(folder: Path) -> dict:
     mine.mkdir()
     (mine / "notes.txt").write_text("the user's notes\n")
     os.symlink(home / ".bashrc", folder / "link-to-bashrc")
+    from jitterbench import references  # noqa: PLC0415
+    (mine / "marker.txt").write_text(f"the user's, naming what jitterbench writes: {references.HEAD}local'.\n")
+    for name in FIFOS.values():
+        os.mkfifo(folder / name)
+    made = subprocess.run([*JITTERBENCH, "report", str(folder / "in" / "report0.json"), "-o", str(folder / "ro-report")],
+                          capture_output=True, text=True)
+    if made.returncode != 0:
+        raise RuntimeError(f"cannot make a report: {made.stderr}")
+    shutil.copy(folder / "in" / "local.yaml", folder / "ro-ref.yaml")
+    (folder / "ro-folder").mkdir()
     return {"decoy": str(mine / "notes.txt"), "link": str(folder / "link-to-bashrc"), "folder": str(mine),
             "home": str(home), "dot": ".", "empty": "", "newline": str(folder / "a\nb"), "dash": "-",
-            "bashrc": str(home / ".bashrc")}
+            "bashrc": str(home / ".bashrc"), "marker": str(mine / "marker.txt")}
+
+
+# what make_outputs makes that the read-only family finds read-only (set after the chown to the user)
+READ_ONLY = {"ro-report": 0o555, "ro-ref.yaml": 0o444, "ro-folder": 0o555}
+FIFOS = {"": "out.fifo", ".svg": "out.fifo.svg", ".json": "out.fifo.json", ".yaml": "out.fifo.yaml"}
+# a valid command line of each subcommand that writes, {out} where its output goes: the FIFO,
+# read-only and traversal families change only that
+WRITERS = [
+    ("reference", ["{reports}", "-o", "{out}"], ".yaml"),
+    ("report", ["{reports}", "-o", "{out}"], ""),
+    ("compare", ["A={in}/report0.json", "B={in}/report1.json", "-o", "{out}"], ""),
+    ("simulate", ["alltoall", "{in}/samples.txt", "--trials", "10", "--json", "{out}"], ".json"),
+    ("simulate", ["halo", "{in}/samples.txt", "--tasks", "4", "--json", "{out}"], ".json"),
+    ("simulate", ["profile", "--compute-us", "10", "--messages", "2", "--size", "8", "--figure", "{out}"], ".svg"),
+]
 
 
 def snapshot(folder: Path) -> dict:
@@ -205,9 +262,58 @@ class Case:
     argv: list
     env: dict
     outputs: list       # the paths its output options name: what it writes may appear there (or in them)
+    family: str = "command"
+    program: list = dataclasses.field(default_factory=lambda: list(JITTERBENCH))
+    stdout: str = "pipe"  # or "full": /dev/full
 
 
 def make_case(seed, index, subcommands, inputs, outputs, folder: Path) -> Case:
+    family = FAMILIES[index % len(FAMILIES)]
+    if family not in ("command", "full-stdout"):
+        return make_family_case(family, random.Random(f"{seed}/{index}"), index, inputs, outputs, folder)
+    case = make_command_case(seed, index, subcommands, inputs, outputs, folder)
+    if family == "full-stdout":
+        case.family, case.stdout = family, "full"
+    return case
+
+
+def make_family_case(family, rng, index, inputs, outputs, folder: Path) -> Case:
+    """A case of the families issue 44 added (FAMILIES but the first)."""
+    if family == "site-module":
+        spec = {"name": rng.choice(["fz", "fz-site", "x" * 41, "Fz", rng.choice(TEXTS)]),
+                "hostnames": [rng.choice(CODE + TEXTS[:4]) for _ in range(rng.randint(0, 2))],
+                "scheduler": rng.choice(["local", "slurm", "pbs", rng.choice(CODE)]),
+                "launcher": rng.choice(["local", "mpirun", "srun", rng.choice(CODE)]),
+                "mpis": rng.sample(["openmpi", "mpich", "intelmpi"], rng.randint(1, 3)),
+                "network": rng.choice(["tcp", "ib"]),
+                "partitions": [f"p{k}:{rng.choice(['1', '2', '128', '99999999999999999999999'])}:2"
+                               f"{rng.choice(['', ':' + rng.choice(CODE), ':-A acct'])}" for k in range(rng.randint(1, 2))],
+                "command": "jitterbench site new " + rng.choice(CODE)}
+        sites = str(folder / "sites")
+        return Case(index, ("site-module",), ["--site-module", json.dumps(spec), sites], {}, [sites], family, list(FUZZ))
+    if family == "silent-server":
+        mode = SERVERS[index // len(FAMILIES) % len(SERVERS)]
+        return Case(index, ("silent-server",), ["--post", mode], {}, [], family, list(FUZZ))
+    reports = [inputs[f"report{i}.json"] for i in range(5)]
+    command, argv, suffix = rng.choice(WRITERS)
+    if family == "traversal":
+        command, argv, suffix = rng.choice(WRITERS[:2])
+        t = rng.randrange(len(TRAVERSALS))
+        reports = [inputs[f"traversal{t}-{i}.json"] for i in range(5)]
+        # reference: a folder of the user's, its file named by the system; report: a new folder
+        out = outputs["folder"] if command == "reference" else str(folder / f"rep-{index}")
+    elif family == "fifo-output":
+        out = str(folder / FIFOS[suffix])
+    else:  # read-only: a file or report of the tool's, or a new one in a folder
+        out = str(folder / rng.choice([{"": "ro-report", ".yaml": "ro-ref.yaml"}.get(suffix, f"ro-folder/new{suffix}"),
+                                       f"ro-folder/new{suffix}"]))
+    full = []
+    for a in argv:
+        full += reports if a == "{reports}" else [a.format(out=out, **{"in": str(folder / "in")})]
+    return Case(index, (command,), [command, *full], {}, [out], family)
+
+
+def make_command_case(seed, index, subcommands, inputs, outputs, folder: Path) -> Case:
     rng = random.Random(f"{seed}/{index}")
     command = rng.choice(sorted(subcommands))
     argv, named = list(command), []
@@ -287,15 +393,16 @@ def run(case: Case, folder: Path, uid) -> tuple:
                JB_SIMULATE_BUDGET_S=str(TIMEOUT_S // 4), PYTHONDONTWRITEBYTECODE="1",
                MPLCONFIGDIR=str(folder.parent / "mpl"))
     env.update(case.env)
-    proc = subprocess.Popen([*as_user(uid), *JITTERBENCH, *case.argv], cwd=folder, env=env, stdin=subprocess.DEVNULL,
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, preexec_fn=_capped)
-    try:
-        out, err = proc.communicate(timeout=TIMEOUT_S)
-    except subprocess.TimeoutExpired:
-        os.killpg(proc.pid, signal.SIGKILL)
-        out, err = proc.communicate()
-        return None, out.decode(errors="replace"), err.decode(errors="replace")
-    return proc.returncode, out.decode(errors="replace"), err.decode(errors="replace")
+    with open("/dev/full", "wb") if case.stdout == "full" else contextlib.nullcontext(subprocess.PIPE) as stdout:
+        proc = subprocess.Popen([*as_user(uid), *case.program, *case.argv], cwd=folder, env=env,
+                                stdin=subprocess.DEVNULL, stdout=stdout, stderr=subprocess.PIPE, preexec_fn=_capped)
+        try:
+            out, err = proc.communicate(timeout=TIMEOUT_S)
+        except subprocess.TimeoutExpired:
+            os.killpg(proc.pid, signal.SIGKILL)
+            out, err = proc.communicate()
+            return None, (out or b"").decode(errors="replace"), err.decode(errors="replace")
+    return proc.returncode, (out or b"").decode(errors="replace"), err.decode(errors="replace")
 
 
 def judge(case: Case, folder: Path, code, out: str, err: str, before: dict, after: dict) -> str | None:
@@ -306,6 +413,8 @@ def judge(case: Case, folder: Path, code, out: str, err: str, before: dict, afte
         return f"killed by signal {-code}"
     if "Traceback (most recent call last)" in out + err:
         return "a traceback: " + err.strip().splitlines()[-1][:200]
+    if "Exception ignored" in err:  # what Python prints of an error at exit or in a callback
+        return "Exception ignored: " + err.strip()[:200]
     if code not in (0, 1, 2) or (code == 1 and case.command[0] not in VERDICT_EXIT):
         return f"exit {code}"
     if code == 2:
@@ -341,9 +450,11 @@ class Summary:
     outcomes: dict = dataclasses.field(default_factory=dict)   # (command, outcome) -> count
     failures: list = dataclasses.field(default_factory=list)   # (case, why, stderr)
     errors: list = dataclasses.field(default_factory=list)     # a worker's own exception
+    families: dict = dataclasses.field(default_factory=dict)   # family -> cases
 
     def text(self, seed) -> str:
-        lines = [f"{self.cases} cases, {len(self.failures)} failures"]
+        lines = [f"{self.cases} cases, {len(self.failures)} failures; by family: "
+                 + ", ".join(f"{f} {self.families.get(f, 0)}" for f in FAMILIES)]
         by_command = {}
         for (command, outcome), n in sorted(self.outcomes.items()):
             by_command.setdefault(command, []).append(f"{outcome} {n}")
@@ -377,6 +488,8 @@ def fuzz(seed, seconds, workers=2, only=None, limit=None) -> Summary:
                     for root, dirs, names in os.walk(base):
                         for name in [*dirs, *names, ""]:
                             os.lchown(os.path.join(root, name), uid, uid)
+                for name, mode in READ_ONLY.items():  # what the user protected (root writes anything)
+                    os.chmod(folder / name, mode)
                 while time.monotonic() < deadline or only is not None:
                     with lock:
                         index = next(next_case, None)
@@ -393,6 +506,7 @@ def fuzz(seed, seconds, workers=2, only=None, limit=None) -> Summary:
                     outcome = "failure" if why else {0: "ok", 1: "verdict", 2: "refused"}[code]
                     with lock:
                         summary.cases += 1
+                        summary.families[case.family] = summary.families.get(case.family, 0) + 1
                         key = (case.command, outcome)
                         summary.outcomes[key] = summary.outcomes.get(key, 0) + 1
                         if why:
@@ -411,7 +525,98 @@ def fuzz(seed, seconds, workers=2, only=None, limit=None) -> Summary:
     return summary
 
 
+# ---- the drivers of two families (run as the unprivileged user, as the commands are) -------
+
+def load_new_site(spec: str, sites: str) -> int:
+    """site-module: `site new` of spec (JSON: site.new's arguments) into the folder sites, then its
+    module loaded as ReFrame's configuration loads it (jitterbench.site._load)."""
+    from jitterbench import site  # noqa: PLC0415
+    args = json.loads(spec)
+    Path(sites).mkdir(exist_ok=True)
+    try:
+        site.new(**args, sites=sites)
+    except site.SiteError as e:
+        print(f"jitterbench: error: {cli.one_line(e)}", file=sys.stderr)
+        return 2
+    module = site._load(Path(sites) / f"{args['name']}.py")
+    expected = (args["hostnames"] or ["^never-selected-by-hostname$"], args["command"])
+    if (module.SYSTEM["hostnames"], module.COMMAND) != expected:
+        print(f"jitterbench-fuzz: the module holds other values than given: {module.SYSTEM['hostnames']!r}",
+              file=sys.stderr)
+        return 3
+    return 0
+
+
+def post_to_dashboard(mode: str) -> int:
+    """silent-server: two records through ReFrame's httpjson handler as systems/config.py makes it
+    (jitterbench.rfm.results_handlers), to a server here that accepts and then (mode) never answers,
+    closes, drips a byte a second, answers 429 or 500.  Exit 3 where it took longer than a
+    handler may: its 1-second probe, then the post's timeout once (a dead dashboard is not asked
+    again) and a second's slack."""
+    import logging  # noqa: PLC0415
+    import socket  # noqa: PLC0415
+
+    from jitterbench import rfm  # noqa: PLC0415
+    from reframe.core import logging as rfm_logging  # noqa: PLC0415
+    from reframe.core.exceptions import LoggingError  # noqa: PLC0415
+
+    server = socket.socket()
+    server.bind(("127.0.0.1", 0))
+    server.listen(16)
+
+    def serve():
+        while True:
+            conn, _ = server.accept()
+            threading.Thread(target=answer, args=(conn,), daemon=True).start()
+
+    def answer(conn):
+        conn.recv(65536)
+        if mode == "close":
+            conn.close()
+        elif mode == "drip":
+            with contextlib.suppress(OSError):  # the handler gave up and closed
+                for _ in range(600):
+                    conn.send(b"H")
+                    time.sleep(1)
+        elif mode in ("429", "500"):
+            conn.sendall(f"HTTP/1.1 {mode} No\r\nContent-Length: 0\r\n\r\n".encode())
+        else:  # silent
+            time.sleep(3600)
+
+    threading.Thread(target=serve, daemon=True).start()
+    os.environ["JB_RESULTS_URL"] = f"http://127.0.0.1:{server.getsockname()[1]}/jb/_doc"
+    (config,) = rfm.results_handlers()
+
+    class SiteConfig:  # the entry's fields; ReFrame's defaults for the rest (schemas/config.json)
+        def get(self, key):
+            field = key.rsplit("/", 1)[1]
+            return config.get(field, {"backoff_intervals": [0.1, 0.2, 0.4], "retry_timeout": 0,
+                                      "debug": False}.get(field))
+
+    started = time.monotonic()
+    handler = rfm_logging._create_handlers[config["type"]](SiteConfig(), "logging/0/handlers_perflog/0")
+    record = logging.LogRecord("perf", logging.INFO, __file__, 1, "a case", None, None)
+    for _ in range(2):
+        record.check_tags = set()
+        try:
+            handler.emit(record)
+        except LoggingError as e:
+            print(f"warning: {e}")
+    took = time.monotonic() - started
+    print(f"{mode}: {took:.2f} s")
+    if took > 1 + rfm.RESULTS_TIMEOUT_S + 1 + (rfm.RESULTS_TIMEOUT_S if mode == "drip" else 0):
+        print(f"jitterbench-fuzz: a {mode} dashboard cost {took:.1f} s, over its timeout of "
+              f"{rfm.RESULTS_TIMEOUT_S} s", file=sys.stderr)
+        return 3
+    return 0
+
+
 def main(argv=None) -> int:
+    argv = sys.argv[1:] if argv is None else argv
+    if argv[:1] == ["--site-module"]:
+        return load_new_site(*argv[1:3])
+    if argv[:1] == ["--post"]:
+        return post_to_dashboard(argv[1])
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("--seed", type=int, default=1)
     p.add_argument("--seconds", type=float, default=120, help="new cases start until then")

@@ -20,6 +20,7 @@ def test_fuzz_the_command():
     outcomes = {outcome for _, outcome in s.outcomes}
     assert not s.errors and s.cases > 0, s.text(SEED)
     assert {"ok", "refused"} <= outcomes, s.text(SEED)  # the cases reach runs and refusals, or test nothing
+    assert all(s.families.get(f) for f in fz.FAMILIES), s.text(SEED)  # every family, issue 44's too
     assert not s.failures, s.text(SEED)
 
 
