@@ -11,6 +11,7 @@ from pathlib import Path
 
 import pytest
 
+from conftest import folder
 from jitterbench import mpi as mpis
 
 ROOT = Path(__file__).resolve().parents[1]
