@@ -308,8 +308,10 @@ def render(name, hostnames, scheduler, launcher, mpis, network, partitions, comm
 def _write_new(path: Path, text: str):
     """Writes path whole, only if nothing is there: a temporary file beside it, then a hard
     link to the name (which fails if the name exists, unlike a rename)."""
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
-    try:
+    tmp = None
+    try:  # the temporary file made and named with signals held: a signal cannot leave it behind
+        with files.signals_held():
+            fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
         with os.fdopen(fd, "w") as f:
             f.write(text)
         os.chmod(tmp, 0o666 & ~files.umask())  # mkstemp's is 0600
@@ -319,7 +321,8 @@ def _write_new(path: Path, text: str):
     except OSError as e:
         raise SiteError(f"{path}: cannot write: {e.strerror}") from None
     finally:
-        os.unlink(tmp)
+        if tmp is not None:
+            os.unlink(tmp)
 
 
 def new(name, hostnames, scheduler, launcher, mpis, network, partitions, sites=None, command=""):
