@@ -76,3 +76,23 @@ def test_a_session_whose_worker_raised_or_that_ran_nothing_fails(monkeypatch, ca
     monkeypatch.setattr(fz, "make_inputs", broken)
     assert fz.main(["--seconds", "1", "--workers", "1"]) == 1
     assert "WORKER ERROR: OSError: no room" in capsys.readouterr().out
+
+
+@pytest.mark.unit
+def test_any_seven_cases_hold_every_family(tmp_path):
+    """Case i is of FAMILIES[i % 7]: CI's short session, of more cases than that, runs each."""
+    inputs = {**{f"report{i}.json": f"r{i}" for i in range(5)},
+              **{f"traversal{t}-{i}.json": f"t{t}-{i}" for t in range(len(fz.TRAVERSALS)) for i in range(5)}}
+    outputs = {"folder": str(tmp_path / "mine")}
+    subcommands = {("table",): []}
+    families = [fz.make_case(31, i, subcommands, inputs, outputs, tmp_path).family for i in range(100, 107)]
+    assert sorted(families) == sorted(fz.FAMILIES)
+    full = next(fz.make_case(31, i, subcommands, inputs, outputs, tmp_path) for i in range(7)
+                if fz.FAMILIES[i % 7] == "full-stdout")
+    assert full.stdout == "full" and full.program == fz.JITTERBENCH
+
+
+@pytest.mark.unit
+def test_the_judge_fails_python_s_exception_ignored(tmp_path):
+    err = "Exception ignored in: <_io.TextIOWrapper name='<stdout>'>\nOSError: [Errno 28] No space left on device\n"
+    assert "Exception ignored" in fz.judge(case(("summarize",)), tmp_path, 0, "", err, {}, {})
