@@ -7,7 +7,7 @@ import os
 import sys
 from collections import defaultdict
 
-from . import __version__, benchmarks, bounds, files, history, references, results, runs, settings, simulate, simulate_command, site, verdict_table
+from . import __version__, benchmarks, bounds, checkout, files, history, references, results, runs, settings, simulate, simulate_command, site, verdict_table
 from .tables import format_table as _format_table
 
 
@@ -199,7 +199,7 @@ def run(args) -> int:
 
 
 # What a bad input or output raises: each one line naming the file, and where it applies the field.
-ERRORS = (files.OutputError, history.HistoryError, references.ReferenceFileError, results.ResultsError, runs.RunsError,
+ERRORS = (checkout.CheckoutError, files.OutputError, history.HistoryError, references.ReferenceFileError, results.ResultsError, runs.RunsError,
           simulate.SimulationInputError, site.SiteError)
 
 
