@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import hashlib
 import os
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -192,3 +193,28 @@ def test_the_local_partition_runs_no_more_tasks_a_node_than_cpus_it_may_use():
                           capture_output=True, text=True, timeout=120, cwd=REPO)
     assert done.returncode == 0, done.stderr
     assert done.stdout.strip() == "1"
+
+
+@pytest.mark.reframe
+def test_quick_stays_within_its_cap_at_any_site_size_and_acceptance_states_the_references_cost(tmp_path):
+    """jitterbench plan for a site of 4096 and 64 nodes: the quick mode's cases are the same few at
+    any size (two nodes; pairs and congestion at eight), within 15 minutes of each partition."""
+    copy = checkout_copy(tmp_path / "checkout")
+    made = jitterbench("site", "new", "huge", "--hostname", "^huge-login$", "--scheduler", "slurm", "--launcher",
+                       "srun", "--mpi", "openmpi", "--mpi", "mpich", "--mpi", "intelmpi", "--network", "ib",
+                       "--partition", "cpu:4096:128", "--partition", "small:64:64", cwd=copy)
+    assert made.returncode == 0, made.stderr
+    env = {**os.environ, "JB_OUTPUT": str(tmp_path / "out")}
+    quick = subprocess.run([sys.executable, "-m", "jitterbench", "plan", "--system", "huge", "--mode", "quick"],
+                           cwd=copy, env=env, capture_output=True, text=True, timeout=900)
+    assert quick.returncode == 0, quick.stderr
+    caps = [line for line in quick.stdout.splitlines() if line.startswith("quick cap 15 min a partition: ")]
+    assert [line.split()[6] for line in caps] == ["huge:cpu", "huge:small"] and "OVER" not in quick.stdout, caps
+    nodes = {int(n) for line in quick.stdout.splitlines()[2:] if line.endswith(tuple("0123456789"))
+             for n in line.split()[2].split("-") if line.split()[0].endswith("Check")}
+    assert max(nodes) <= 8, quick.stdout
+    acceptance = subprocess.run([sys.executable, "-m", "jitterbench", "plan", "--system", "huge", "--mode",
+                                 "acceptance"], cwd=copy, env=env, capture_output=True, text=True, timeout=900)
+    assert acceptance.returncode == 0, acceptance.stderr
+    assert re.search(r"^references \(docs/references.md\): 5 runs of this mode, [0-9.]+ node-hours",
+                     acceptance.stdout, re.M), acceptance.stdout[-1000:]
