@@ -159,6 +159,18 @@ def parser() -> argparse.ArgumentParser:
     return parser
 
 
+def _reference_path(output, system):
+    """The file `reference -o` writes: SYSTEM.yaml in a folder (one that exists, or a path ending
+    in /, made here), else the file named, which must end in .yaml as ReFrame's lookup does."""
+    if os.path.isdir(output) or output.endswith(os.sep):
+        os.makedirs(output, exist_ok=True)
+        return os.path.join(output, f"{system}.yaml")
+    if not output.endswith((".yaml", ".yml")):
+        raise references.ReferenceFileError(f"{output}: neither a folder nor a .yaml file: name a folder (an "
+                                            f"existing one, or end it with /) or FILE.yaml")
+    return output
+
+
 def run(args) -> int:
     if args.command == "summarize":
         print(summarize(args.files))
@@ -181,7 +193,7 @@ def run(args) -> int:
         if not args.output:
             raise references.ReferenceFileError("name the reference file to write with -o FILE (or a folder)")
         system = args.system or references.system_of(args.reports)
-        output = os.path.join(args.output, f"{system}.yaml") if os.path.isdir(args.output) else args.output
+        output = _reference_path(args.output, system)
         doc = references.build(args.reports, system, args.measured_by or _user_at_host(),
                                args.false_alarm_rate, args.max_detectable)
         text = references.dump(doc)
