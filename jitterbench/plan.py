@@ -28,6 +28,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from . import benchmarks, checkout
+from .console import OneLineParser, say
 
 # ---- the cost model: each benchmark's descriptor models its run (Descriptor.cost) -----------
 JOB_S = 5.0               # a job's start and end under its scheduler
@@ -211,7 +212,6 @@ def summary(system, mode, planned, listed=False):
 
 
 def parser():
-    from .cli import OneLineParser  # noqa: PLC0415  the command's one-line refusals
     p = OneLineParser(prog="jitterbench plan", description=(
         "List the test cases a mode runs on a system, their count and estimated machine time "
         "(node-hours), without running anything."))
@@ -226,7 +226,6 @@ def parser():
 
 
 def main(argv=None) -> int:
-    from .cli import say  # noqa: PLC0415  one line, whatever the message quotes
     args = parser().parse_args(argv)
     try:
         args.config = args.config or str(checkout.config())
