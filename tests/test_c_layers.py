@@ -76,7 +76,7 @@ def test_the_core_includes_form_no_cycle():
 def test_the_layers_are_the_documented_ones():
     # the benchmarks' shared base first, start-up last; a change here is a change of design
     assert [piece_of(h) for h in INCLUDE.findall((CORE / UMBRELLA).read_text())] == [
-        "parse", "stats", "json", "schedule", "clock", "context", "watchdog", "files", "placement", "load",
+        "parse", "rng", "stats", "json", "schedule", "clock", "context", "watchdog", "files", "placement", "load",
         "network", "output", "calls", "inject", "options"]
 
 

@@ -5,9 +5,10 @@
  * and changed from the bottom up (tests/test_c_layers.py checks it).  Bottom first:
  *
  *   parse      checked sizes, a run's memory sum, option values       (no MPI)
- *   stats      statistics of an array, histograms, the RNG            (no MPI)
+ *   rng        the random streams: seeds, shuffles, variates          (no MPI)
+ *   stats      statistics of an array, histograms                     (no MPI)
  *   json       the JSON builder                                       (no MPI)
- *   schedule   the order of a run's variants: shuffled rounds          (no MPI)
+ *   schedule   the order of a run's variants: shuffled rounds         (no MPI)
  *   clock      the synchronised clock: offsets to rank 0's
  *   context    the run's state (jb_ctx), collective errors, checked allocation
  *   watchdog   --timeout
@@ -28,6 +29,7 @@
 #define JB_CORE_H
 
 #include "jb_parse.h"
+#include "jb_rng.h"
 #include "jb_stats.h"
 #include "jb_json.h"
 #include "jb_schedule.h"

@@ -1,5 +1,5 @@
-/* Statistics of one array, log-binned histograms that merge across ranks,
- * and a seedable RNG (no MPI, unit-tested alone). */
+/* Statistics of one array and log-binned histograms that merge across ranks
+ * (no MPI, unit-tested alone). */
 #ifndef JB_STATS_H
 #define JB_STATS_H
 
@@ -57,16 +57,5 @@ uint64_t jb_hist_total(const jb_hist *h);
  * holding the q-th percentile sample (within 6 % of the true value, given 20
  * bins per decade). */
 double jb_hist_percentile(const jb_hist *h, double q);
-
-/* ---- random numbers (splitmix64: tiny, seedable, same on every platform) */
-typedef struct { uint64_t state; } jb_rng;
-void jb_rng_seed(jb_rng *r, uint64_t seed, uint64_t stream);
-uint64_t jb_rng_next(jb_rng *r);
-double jb_rng_uniform(jb_rng *r); /* in [0, 1) */
-/* perm[0..n-1]: a random permutation of 0..n-1 (Fisher-Yates) */
-void jb_rng_shuffle(jb_rng *r, long *perm, long n);
-/* A gamma variate of this mean and standard deviation (shape (mean/sd)^2):
- * right-skewed like the exchange times of Tabe et al.'s Figure 3.  sd 0: mean. */
-double jb_rng_gamma(jb_rng *r, double mean, double sd);
 
 #endif

@@ -7,6 +7,7 @@
 #include "check.h"
 #include "jb_json.h"
 #include "jb_parse.h"
+#include "jb_rng.h"
 #include "jb_schedule.h"
 #include "jb_stats.h"
 
