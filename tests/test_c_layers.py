@@ -12,7 +12,8 @@ import pytest
 
 pytestmark = pytest.mark.unit
 
-CORE = Path(__file__).resolve().parents[1] / "src" / "core"
+SRC = Path(__file__).resolve().parents[1] / "src"
+CORE = SRC / "core"
 UMBRELLA = "jb_core.h"
 INCLUDE = re.compile(r'^[ \t]*#[ \t]*include[ \t]*"([^"]+)"', re.M)
 GENERATED = {"jb_version.h"}  # written into the build folder at every build (src/version.cmake): no piece
@@ -77,7 +78,15 @@ def test_the_layers_are_the_documented_ones():
     # the benchmarks' shared base first, start-up last; a change here is a change of design
     assert [piece_of(h) for h in INCLUDE.findall((CORE / UMBRELLA).read_text())] == [
         "parse", "rng", "stats", "json", "schedule", "clock", "context", "watchdog", "files", "placement", "load",
-        "network", "output", "calls", "inject", "options"]
+        "network", "output", "robust", "calls", "inject", "options"]
+
+
+def test_a_double_comparator_is_written_once():
+    # qsort's order of doubles is the core's (jb_compare_doubles): a benchmark or piece that
+    # writes its own again repeats it
+    written = [str(p.relative_to(SRC)) for p in sorted(SRC.rglob("*.c"))
+               if re.search(r"\*\s*\(const double \*\)\s*a\b", p.read_text())]
+    assert written == ["core/stats.c"]
 
 
 def test_a_circle_or_an_upward_include_is_caught():

@@ -12,12 +12,6 @@
 #include "jb_output.h"
 #include "jb_watchdog.h"
 
-static int by_value(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return (x > y) - (x < y);
-}
-
 void jb_calls_init(jb_ctx *ctx, jb_calls *s, long calls)
 {
     memset(s, 0, sizeof *s);
@@ -161,7 +155,7 @@ int jb_calls_settled(jb_calls *s, const jb_schedule *sch, MPI_Comm comm, double 
     /* the share's per-call MAX on every rank (the final reduce gives rank 0 the same) */
     MPI_Allreduce(s->low + first, s->max + first, (int)(made - first), MPI_DOUBLE, MPI_MAX, comm);
     memcpy(s->avg, s->max, (size_t)made * sizeof *s->avg);
-    qsort(s->avg, (size_t)made, sizeof *s->avg, by_value);
+    qsort(s->avg, (size_t)made, sizeof *s->avg, jb_compare_doubles);
     s->width = jb_median_ci_halfwidth(s->avg, (size_t)made);
     s->stopping = 1;
     int settled = s->width <= target;

@@ -6,7 +6,7 @@
  *
  *   parse      checked sizes, a run's memory sum, option values       (no MPI)
  *   rng        the random streams: seeds, shuffles, variates          (no MPI)
- *   stats      statistics of an array, histograms                     (no MPI)
+ *   stats      statistics of an array, medians, histograms            (no MPI)
  *   json       the JSON builder                                       (no MPI)
  *   schedule   the order of a run's variants: shuffled rounds         (no MPI)
  *   clock      the synchronised clock: offsets to rank 0's
@@ -17,6 +17,7 @@
  *   load       the load beside the run: /proc/loadavg and steal, start and end
  *   network    every node's network devices
  *   output     the table, the summary lines, the JSON document
+ *   robust     a robust centre and scale of values spread over tasks
  *   calls      per-call statistics over tasks, and each call's start
  *   inject     calibrated noise (--inject)
  *   options    start-up and the common options: the nodes, the timer, then
@@ -41,6 +42,7 @@
 #include "jb_load.h"
 #include "jb_network.h"
 #include "jb_output.h"
+#include "jb_robust.h"
 #include "jb_calls.h"
 #include "jb_inject.h"
 #include "jb_options.h"

@@ -35,6 +35,12 @@ double jb_binomial_upper(long n, long k, double p);
 long jb_holm(const double *p, long count, long family, double alpha, size_t *order, int *rejected);
 /* Summary of x (not modified; a sorted copy is made). */
 void jb_summarize(const double *x, size_t n, jb_summary *s);
+/* qsort's ascending order of doubles (a NaN compares equal to every value: keep them out). */
+int jb_compare_doubles(const void *a, const void *b);
+/* The median of x[0..n-1], sorting x in place; NaN for none. */
+double jb_median(double *x, size_t n);
+/* z with P(Z > z) = a for a standard normal Z, a in (0, 1/2]: by bisection on erfc. */
+double jb_normal_upper_quantile(double a);
 
 /* ---- log-binned histogram ------------------------------------------------
  * Fixed bin edges, identical on every rank, so histograms merge across ranks

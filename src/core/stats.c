@@ -6,7 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-static int cmp_double(const void *a, const void *b)
+int jb_compare_doubles(const void *a, const void *b)
 {
     double x = *(const double *)a, y = *(const double *)b;
     return (x > y) - (x < y);
@@ -106,7 +106,7 @@ void jb_summarize(const double *x, size_t n, jb_summary *s)
         return;
     }
     memcpy(sorted, x, n * sizeof *sorted);
-    qsort(sorted, n, sizeof *sorted, cmp_double);
+    qsort(sorted, n, sizeof *sorted, jb_compare_doubles);
     double sum = 0.0;
     for (size_t i = 0; i < n; i++)
         sum += sorted[i];
@@ -122,6 +122,25 @@ void jb_summarize(const double *x, size_t n, jb_summary *s)
     s->p99 = jb_percentile_sorted(sorted, n, 99.0);
     s->p999 = jb_percentile_sorted(sorted, n, 99.9);
     free(sorted);
+}
+
+double jb_median(double *x, size_t n)
+{
+    qsort(x, n, sizeof *x, jb_compare_doubles);
+    return n ? jb_percentile_sorted(x, n, 50) : NAN;
+}
+
+double jb_normal_upper_quantile(double a)
+{
+    double lo = 0, hi = 40;
+    for (int i = 0; i < 200; i++) {
+        double mid = (lo + hi) / 2;
+        if (0.5 * erfc(mid / sqrt(2)) > a)
+            lo = mid;
+        else
+            hi = mid;
+    }
+    return (lo + hi) / 2;
 }
 
 void jb_hist_clear(jb_hist *h) { memset(h, 0, sizeof *h); }
