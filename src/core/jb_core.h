@@ -18,7 +18,9 @@
  *   network    every node's network devices
  *   output     the table, the summary lines, the JSON document
  *   robust     a robust centre and scale of values spread over tasks
- *   calls      per-call statistics over tasks, and each call's start
+ *   calls      per-call statistics over tasks: MAX, AVG, whose maximum
+ *   call_start when each timed call starts: a barrier or a window, the
+ *              variants' turns, a stopping rule
  *   inject     calibrated noise (--inject)
  *   options    start-up and the common options: the nodes, the timer, then
  *              the placement and clocks once the options are parsed
@@ -44,6 +46,7 @@
 #include "jb_output.h"
 #include "jb_robust.h"
 #include "jb_calls.h"
+#include "jb_call_start.h"
 #include "jb_inject.h"
 #include "jb_options.h"
 
