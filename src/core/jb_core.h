@@ -22,8 +22,10 @@
  *   call_start when each timed call starts: a barrier or a window, the
  *              variants' turns, a stopping rule
  *   inject     calibrated noise (--inject)
- *   options    start-up and the common options: the nodes, the timer, then
- *              the placement and clocks once the options are parsed
+ *   options    the common options: defaults, parsing, help
+ *   run        start-up and tear-down: MPI, the nodes, the timer, the
+ *              placement and clocks once the options are parsed; the
+ *              JSON document and MPI_Finalize at the end
  *
  * A piece's header is jb_<piece>.h, its source <piece>.c.  The order of the
  * includes below is that order; the benchmarks' kernels live in their own
@@ -49,5 +51,6 @@
 #include "jb_call_start.h"
 #include "jb_inject.h"
 #include "jb_options.h"
+#include "jb_run.h"
 
 #endif
