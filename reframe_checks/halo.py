@@ -38,5 +38,5 @@ class HaloCheck(PerCallCheck):
         # study plots tasks 1, 960 and 1920 (jitterbench report draws them): 6 x calls numbers
         traced = sorted({0, self.num_tasks // 2, self.num_tasks - 1})
         # the record's run, and what the study needs besides: the placement, the traces, the noise
-        self.run_as_recorded(self.patterns, "--placement", self.placement, "--series", "--trace-tasks",
-                             listed(traced), *self.inject_options())
+        self.run_as_recorded(self.patterns, "--series", "--trace-tasks", listed(traced), *self.inject_options(),
+                             first=("--placement", self.placement))
