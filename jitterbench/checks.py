@@ -643,3 +643,17 @@ class PerCallCheck(JitterbenchCheck):
             (word, {"msg_size": size}, {**fields, **({record.swept: word} if word is not None else {}),
                                         record.size_field: size})
             for word in words for size in self.msg_sizes])
+
+    def run_as_recorded(self, words, *more, first=()):
+        """Runs jb-<benchmark> as its record states: the words it sweeps (--<swept> LIST; none
+        where the record sweeps none) and msg_sizes (--size LIST), every payload validated, its
+        JSON kept; the options first before those, more after; reads each quantity of the record
+        for each word and size (max_<word>_<size>, ...).  The setup of the checks
+        reframe_checks/records.py makes, and of a check of its own whose run differs from its
+        record's only by options."""
+        record = benchmarks.by_benchmark(self.benchmark)
+        swept = ["--" + record.swept, listed(words)] if record.swept else []
+        self.executable_opts = [*first, *swept, "--size", listed(self.msg_sizes), "--validate", *more, "--json",
+                                f"{self.benchmark}.json"]
+        self.keep_files = [f"{self.benchmark}.json"]
+        self.perf_variables = self.per_size_variables(self.quantities(), words if record.swept else [None])
