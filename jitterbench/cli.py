@@ -8,8 +8,9 @@ import os
 import sys
 from collections import defaultdict
 
-from . import __version__, benchmarks, bounds, files, history, references, results, runs, settings, simulate, simulate_command, site, verdict_table
-from .tables import format_table as _format_table
+from . import __version__, benchmarks, bounds, checkout, files, history, references, results, runs, settings, simulate, simulate_command, site, verdict_table
+from .console import OneLineParser, say
+from .console import format_table as _format_table
 
 
 def summarize(paths) -> str:
@@ -83,23 +84,6 @@ def _user_at_host() -> str:
     return f"{user}@{os.uname().nodename}"
 
 
-def one_line(text) -> str:
-    """text with its line breaks and other control characters written as escapes: an error
-    that quotes a value of the user's stays one line."""
-    return settings.CONTROL.sub(lambda m: repr(m.group())[1:-1], str(text))
-
-
-def say(message) -> None:
-    """One line on standard error."""
-    print(one_line(message), file=sys.stderr)
-
-
-class OneLineParser(argparse.ArgumentParser):
-    """argparse's refusals in one line, naming the command and where its usage is (--help):
-    its subcommands' parsers are of the same class (add_subparsers takes the parent's)."""
-
-    def error(self, message):
-        self.exit(2, one_line(f"{self.prog}: error: {message} (usage: {self.prog} --help)") + "\n")
 
 
 def parser() -> argparse.ArgumentParser:
@@ -161,6 +145,19 @@ def parser() -> argparse.ArgumentParser:
     return parser
 
 
+def _reference_path(output, system):
+    """The file `reference -o` writes: SYSTEM.yaml in a folder (one that exists, or a path ending
+    in /, made here), else the file named, which must end in .yaml as ReFrame's lookup does."""
+    if os.path.isdir(output) or output.endswith(os.sep):
+        os.makedirs(output, exist_ok=True)
+        # the system's name is a run report's text: '../x' must not take the file out of the folder
+        return str(files.within(output, f"{system}.yaml"))
+    if not output.endswith((".yaml", ".yml")):
+        raise references.ReferenceFileError(f"{output}: neither a folder nor a .yaml file: name a folder (an "
+                                            f"existing one, or end it with /) or FILE.yaml")
+    return output
+
+
 def run(args) -> int:
     if args.command == "summarize":
         print(summarize(args.files))
@@ -183,8 +180,7 @@ def run(args) -> int:
         if args.output is None:
             raise references.ReferenceFileError("name the reference file to write with -o FILE (or a folder)")
         system = args.system or references.system_of(args.reports)
-        # the system's name is a run report's text: '../x' must not take the file out of the folder
-        output = files.within(args.output, f"{system}.yaml") if os.path.isdir(args.output) else args.output
+        output = _reference_path(args.output, system)
         files.writable(output, own=references.OWN, force=args.force)  # before the work
         doc = references.build(args.reports, system, args.measured_by or _user_at_host(),
                                args.false_alarm_rate, args.max_detectable)
@@ -203,7 +199,7 @@ def run(args) -> int:
 
 
 # What a bad input or output raises: each one line naming the file, and where it applies the field.
-ERRORS = (files.OutputError, history.HistoryError, references.ReferenceFileError, results.ResultsError, runs.RunsError,
+ERRORS = (checkout.CheckoutError, files.OutputError, history.HistoryError, references.ReferenceFileError, results.ResultsError, runs.RunsError,
           simulate.SimulationInputError, site.SiteError)
 
 

@@ -27,20 +27,25 @@ from collections import defaultdict
 from dataclasses import dataclass
 from pathlib import Path
 
-from . import benchmarks
-
-REPO = Path(__file__).resolve().parent.parent
-DEFAULT_CONFIG = REPO / "systems" / "config.py"
+from . import benchmarks, checkout
+from .console import OneLineParser, say
 
 # ---- the cost model: each benchmark's descriptor models its run (Descriptor.cost) -----------
-LAUNCH_S = 5.0            # a job's start and end: the launcher, MPI_Init, MPI_Finalize
+JOB_S = 5.0               # a job's start and end under its scheduler
+LAUNCH_S = 1.0            # one launch in the job (a job step): the launcher, MPI_Init, MPI_Finalize
+# The quick mode's cap: the most machine time its cases take on one partition, at any size
+# (checks.QUICK_NODES: the same few node counts on every partition), OSU included
+QUICK_CAP_S = 15 * 60
+# the runs a reference file is made of (docs/references.md)
+REFERENCE_RUNS = 5
 
 
 def run_seconds(v):
-    """The modelled seconds of one run of a variant (a --describe record): its launch and
-    what its check's descriptor models; a check without a descriptor, its launch alone."""
+    """The modelled seconds of a variant's job (a --describe record): its start, and each of its
+    launches (the check's `launches`, JB_LAUNCHES) with what its check's descriptor models; a
+    check without a descriptor, its launches alone."""
     described = benchmarks.by_check(v.get("@class"))
-    return LAUNCH_S + (described.cost(v) if described else 0.0)
+    return JOB_S + (v.get("launches") or 1) * (LAUNCH_S + (described.cost(v) if described else 0.0))
 
 
 # ---- the plan ----------------------------------------------------------------------------
@@ -191,18 +196,29 @@ def summary(system, mode, planned, listed=False):
     lines.append(f"{len(planned)} test case(s); durations: {measured} measured in a previous run (--from), "
                  f"{len(planned) - measured} from the benchmarks' descriptors' cost model; time is run one after "
                  "the other, as the modes run")
+    by_partition = defaultdict(float)
+    for c in planned:
+        by_partition[c.partition] += c.seconds
+    if mode == "quick":  # the cap the quick mode is designed to, against what this plan models
+        lines += [f"quick cap {QUICK_CAP_S // 60} min a partition: {p} {_duration(t)}"
+                  f"{'' if t <= QUICK_CAP_S else ' OVER THE CAP: name fewer environments or checks (-p, -n)'}"
+                  for p, t in sorted(by_partition.items())]
+    if mode == "acceptance":  # what references cost before the first judged run
+        lines.append(f"references (docs/references.md): {REFERENCE_RUNS} runs of this mode, "
+                     f"{REFERENCE_RUNS * sum(c.node_hours for c in planned):.1f} node-hours, "
+                     f"{_duration(REFERENCE_RUNS * max(by_partition.values(), default=0))} on the busiest partition; "
+                     f"quick references first cost {REFERENCE_RUNS} quick runs")
     return "\n".join(lines)
 
 
 def parser():
-    from .cli import OneLineParser  # noqa: PLC0415  the command's one-line refusals
     p = OneLineParser(prog="jitterbench plan", description=(
         "List the test cases a mode runs on a system, their count and estimated machine time "
         "(node-hours), without running anything."))
     p.add_argument("--system", required=True, help="the ReFrame system, e.g. local, vcluster, c1a")
     p.add_argument("--mode", default="acceptance", help="the mode: quick or acceptance [acceptance]")
-    p.add_argument("-C", "--config", default=str(DEFAULT_CONFIG), help="the ReFrame configuration "
-                   "[systems/config.py of this checkout]")
+    p.add_argument("-C", "--config", help="the ReFrame configuration; its checkout's checks are planned "
+                   "[systems/config.py of the checkout run from]")
     p.add_argument("--from", dest="reports", nargs="+", default=[], metavar="REPORT",
                    help="run reports (report.json) whose measured durations replace the cost model's")
     p.add_argument("--cases", action="store_true", help="list every test case before the summary")
@@ -210,10 +226,10 @@ def parser():
 
 
 def main(argv=None) -> int:
-    from .cli import say  # noqa: PLC0415  one line, whatever the message quotes
     args = parser().parse_args(argv)
     try:
-        config = load_configuration(args.config)
+        args.config = args.config or str(checkout.config())
+        config = load_configuration(args.config)  # which names its checkout (checkout.use)
         systems = [s["name"] for s in config["systems"]]
         if args.system not in systems:
             raise PlanError(f"unknown system '{args.system}' (known: {', '.join(systems)})")
@@ -222,12 +238,13 @@ def main(argv=None) -> int:
             raise PlanError(f"unknown mode '{args.mode}' for system '{args.system}' (known: {', '.join(modes)})")
         durations = measured_durations(args.reports)
         variants = describe(args.config, args.system, args.mode)
-    except PlanError as e:
+    except (PlanError, checkout.CheckoutError) as e:
         say(f"jitterbench plan: error: {e}")
         return 2
     except (RuntimeError, subprocess.TimeoutExpired) as e:
         say(f"jitterbench plan: error: {e}")
         return 1
+    print(f"jitterbench plan: {checkout.describe()}, configuration {args.config}")
     print(summary(args.system, args.mode, cases(config, args.system, variants, durations), args.cases))
     return 0
 

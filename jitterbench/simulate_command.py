@@ -16,7 +16,7 @@ import numpy as np
 
 from . import files, model, profile, results, simulate
 from .simulate import SimulationInputError
-from .tables import format_table
+from .console import format_table
 
 
 # ---- argparse types: each a refusal in one line, naming the value ---------------------------

@@ -20,12 +20,17 @@ import sys
 import tempfile
 from pathlib import Path
 
-from . import files, mpi, settings
+from . import checkout, files, mpi, settings
 
-REPO = Path(__file__).resolve().parent.parent
-SYSTEMS = REPO / "systems"
-SITES = SYSTEMS / "sites"
-PAPERS = SYSTEMS / "papers"
+
+def sites_folder() -> Path:
+    """The systems that run here or at a site: the checkout's systems/sites/."""
+    return checkout.systems() / "sites"
+
+
+def papers_folder() -> Path:
+    """The papers' machines: the checkout's systems/papers/."""
+    return checkout.systems() / "papers"
 
 
 class SiteError(ValueError):
@@ -43,11 +48,11 @@ def _load(path: Path):
     return module
 
 
-def load_systems(folders=(SITES, PAPERS)) -> list:
+def load_systems(folders=None) -> list:
     """Every system module of folders, in the order ReFrame tries their hostnames: the sites
     and the papers' machines by name, then those that set FALLBACK (local, whose hostnames
     match any host), so that a site's own hostnames win."""
-    paths = [p for folder in folders for p in sorted(Path(folder).glob("*.py")) if not p.name.startswith("_")]
+    paths = [p for folder in folders or (sites_folder(), papers_folder()) for p in sorted(Path(folder).glob("*.py")) if not p.name.startswith("_")]
     modules = [_load(p) for p in paths]
     return sorted(modules, key=lambda m: bool(getattr(m, "FALLBACK", False)))  # stable: by name within
 
@@ -328,10 +333,10 @@ def _write_new(path: Path, text: str):
 def new(name, hostnames, scheduler, launcher, mpis, network, partitions, sites=None, command=""):
     """Writes the site's module and Spack files under sites (systems/sites/); returns their
     paths.  Nothing is written unless every input is good and no file of the site exists yet."""
-    sites = Path(sites or SITES)
+    sites = Path(sites or sites_folder())
     if not NAME.fullmatch(name):
         raise SiteError(f"site name '{name[:60]}' must be a lower-case letter, then up to 39 of a-z, 0-9, _ and -")
-    taken = {p.stem for folder in (sites, PAPERS) for p in Path(folder).glob("*.py")}
+    taken = {p.stem for folder in (sites, papers_folder()) for p in Path(folder).glob("*.py")}
     if name in taken or (sites / name).exists():
         raise SiteError(f"a system named '{name}' exists already ({sites / name}.py or its folder): "
                         "choose another name, or edit it")
@@ -403,6 +408,7 @@ def command(args, sites=None):
             f"--network={args.network}", *(f"--partition={p}" for p in args.partition)]
     written = new(args.name, args.hostname, args.scheduler, args.launcher, args.mpi, args.network, args.partition,
                   sites, shlex.join(argv))
+    print(f"jitterbench site new: {checkout.describe()}")
     for path in written:
         print(f"wrote {path}")
-    print(f"next: fill in the lines marked SITE, then  reframe -C systems/config.py --system {args.name} -l")
+    print(f"next: fill in the lines marked SITE, then  reframe -C {checkout.config()} --system {args.name} -l")

@@ -11,7 +11,7 @@ import reframe.utility.typecheck as typ
 from reframe.core.builtins import parameter, run_after, variable
 
 from jitterbench import benchmarks
-from jitterbench.checks import PerCallCheck, listed
+from jitterbench.checks import PerCallCheck
 
 RECORD = benchmarks.by_benchmark("alltoall")
 
@@ -31,7 +31,7 @@ class AlltoallCheck(PerCallCheck):
 
     @run_after("setup")
     def options(self):
-        self.executable_opts = ["--method", listed(self.methods), "--size", listed(self.msg_sizes), "--validate",
-                                "--json", "alltoall.json"]
-        self.keep_files = ["alltoall.json"]
-        self.perf_variables = self.per_size_variables(self.quantities(), self.methods)
+        # the record's run (records.py's): a check of its own only for what a record cannot state,
+        # the one distribution and two eager limits above, which name its cases and so its
+        # references, and its words' variable `methods`, which perflogs and -S name
+        self.run_as_recorded(self.methods)

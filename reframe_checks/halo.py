@@ -37,11 +37,6 @@ class HaloCheck(PerCallCheck):
         # the per-call MAX, AVG and MIN, and the times of the first, middle and last task, as the
         # study plots tasks 1, 960 and 1920 (jitterbench report draws them): 6 x calls numbers
         traced = sorted({0, self.num_tasks // 2, self.num_tasks - 1})
-        self.executable_opts = [
-            "--placement", self.placement, "--pattern", listed(self.patterns), "--size", listed(self.msg_sizes),
-            "--validate", "--series", "--trace-tasks", listed(traced), "--json", "halo.json",
-            *self.inject_options(),
-        ]
-        # the benchmark's own record: statistics, and the environment it really ran with
-        self.keep_files = ["halo.json"]
-        self.perf_variables = self.per_size_variables(self.quantities(), self.patterns)
+        # the record's run, and what the study needs besides: the placement, the traces, the noise
+        self.run_as_recorded(self.patterns, "--series", "--trace-tasks", listed(traced), *self.inject_options(),
+                             first=("--placement", self.placement))

@@ -13,15 +13,11 @@ import reframe.utility.typecheck as typ
 from reframe.core.meta import make_test
 
 from jitterbench import benchmarks
-from jitterbench.checks import PerCallCheck, listed
+from jitterbench.checks import PerCallCheck
 
 
 def record_options(self):
-    record = benchmarks.by_benchmark(self.benchmark)
-    words = ["--" + record.swept, listed(self.words)] if record.swept else []
-    self.executable_opts = [*words, "--size", listed(self.msg_sizes), "--validate", "--json", f"{self.benchmark}.json"]
-    self.keep_files = [f"{self.benchmark}.json"]
-    self.perf_variables = self.per_size_variables(self.quantities(), self.words if record.swept else [None])
+    self.run_as_recorded(self.words)
 
 
 def _made(record):

@@ -1,7 +1,10 @@
 """The C core is a base, not a circle: src/core/jb_core.h includes its pieces bottom
 first, and that order is the layering.  Each piece (jb_<piece>.h and <piece>.c)
 includes only pieces below it, never one above, never the umbrella, never a benchmark's
-header; so the include graph of src/core has no cycle.  Read as text: nothing is built."""
+header; so the include graph of src/core has no cycle.  The pieces the umbrella marks
+"(no MPI)" are the bottom ones, use no MPI, and are src/CMakeLists.txt's jb_util, unit-tested
+without it; each function a piece's header declares, its own source defines.  Read as text:
+nothing is built."""
 from __future__ import annotations
 
 import re
@@ -12,7 +15,8 @@ import pytest
 
 pytestmark = pytest.mark.unit
 
-CORE = Path(__file__).resolve().parents[1] / "src" / "core"
+SRC = Path(__file__).resolve().parents[1] / "src"
+CORE = SRC / "core"
 UMBRELLA = "jb_core.h"
 INCLUDE = re.compile(r'^[ \t]*#[ \t]*include[ \t]*"([^"]+)"', re.M)
 GENERATED = {"jb_version.h"}  # written into the build folder at every build (src/version.cmake): no piece
@@ -59,6 +63,54 @@ def violations(files: dict) -> list:
     return found
 
 
+COMMENT = re.compile(r"/\*.*?\*/|//[^\n]*", re.S)
+
+
+def mpi_free(umbrella: str) -> list:
+    """The pieces the umbrella's comment marks "(no MPI)", in its order."""
+    return re.findall(r"^ \*   (\w+) .*\(no MPI\)$", umbrella, re.M)
+
+
+def mpi_violations(files: dict) -> list:
+    """An MPI-free piece that includes mpi.h, calls MPI, or includes a piece that is not MPI-free;
+    an MPI-free piece above one that is not."""
+    free = mpi_free(files[UMBRELLA])
+    order = [piece_of(h) for h in INCLUDE.findall(files[UMBRELLA])]
+    found = [] if order[:len(free)] == free else [f"the MPI-free pieces {free} are not the bottom of {order}"]
+    for name, text in files.items():
+        if piece_of(name) not in free:
+            continue
+        if re.search(r"#\s*include\s*<mpi\.h>|\bMPI_\w+", COMMENT.sub("", text)):
+            found.append(f"{name} ({piece_of(name)}) uses MPI, which its layer may not")
+        found += [f"{name} includes {inc}, which uses MPI" for inc in INCLUDE.findall(text)
+                  if inc in files and piece_of(inc) not in free]
+    return found
+
+
+DECLARED = re.compile(r"^(?!static|typedef|extern|#|\s|/|\*|})[^;{]*?\b(jb_\w+)\s*\(", re.M)
+
+
+def misplaced_functions(files: dict) -> list:
+    """A function a piece's header declares that its own source does not define."""
+    found = []
+    for name, text in files.items():
+        if not name.endswith(".h") or name == UMBRELLA:
+            continue
+        source = files.get(f"{piece_of(name)}.c", "")
+        for function in DECLARED.findall(text):
+            # a definition starts at a line's start, and its line does not end a declaration
+            if not re.search(rf"^(?!static)\w.*\b{function}\s*\((?!.*\);\s*$)", source, re.M):
+                found.append(f"{name} declares {function}, which {piece_of(name)}.c does not define")
+    return found
+
+
+def cmake_library(name: str) -> list:
+    """The core pieces of a library of src/CMakeLists.txt, in its order."""
+    text = (SRC / "CMakeLists.txt").read_text()
+    sources = re.search(rf"add_library\({name} STATIC ([^)]*)\)", text).group(1)
+    return [piece_of(Path(f).name) for f in sources.split()]
+
+
 def include_graph(files: dict) -> dict:
     return {name: set(INCLUDE.findall(text)) & set(files) for name, text in files.items()}
 
@@ -76,8 +128,46 @@ def test_the_core_includes_form_no_cycle():
 def test_the_layers_are_the_documented_ones():
     # the benchmarks' shared base first, start-up last; a change here is a change of design
     assert [piece_of(h) for h in INCLUDE.findall((CORE / UMBRELLA).read_text())] == [
-        "parse", "stats", "json", "schedule", "clock", "context", "watchdog", "files", "placement", "load",
-        "network", "output", "calls", "inject", "options"]
+        "parse", "rng", "stats", "json", "schedule", "clock", "context", "watchdog", "files", "placement", "load",
+        "network", "output", "robust", "calls", "call_start", "inject", "options", "run"]
+
+
+def test_the_mpi_free_pieces_are_the_bottom_and_use_no_mpi():
+    files = core_files()
+    assert mpi_free(files[UMBRELLA]) == ["parse", "rng", "stats", "json", "schedule"]
+    assert mpi_violations(files) == []
+
+
+def test_cmake_builds_the_mpi_free_pieces_alone_and_every_piece_in_the_umbrellas_order():
+    order = [piece_of(h) for h in INCLUDE.findall((CORE / UMBRELLA).read_text())]
+    free = mpi_free((CORE / UMBRELLA).read_text())
+    assert cmake_library("jb_util") == free
+    assert cmake_library("jb_core") == order[len(free):]
+
+
+def test_each_header_declares_only_what_its_own_source_defines():
+    files = core_files()
+    assert len(DECLARED.findall(files["jb_run.h"])) == 3  # jb_init, jb_options_done, jb_finish: the reader works
+    assert misplaced_functions(files) == []
+
+
+def test_a_misplaced_function_or_mpi_in_an_mpi_free_piece_is_caught():
+    files = core_files()
+    files["jb_output.h"] += "\nint jb_finish(jb_ctx *ctx);\n"  # tear-down's declaration left behind by a move
+    files["rng.c"] += "\nstatic double now(void) { return MPI_Wtime(); }\n"
+    files["jb_stats.h"] += '\n#include "jb_clock.h"\n'
+    assert misplaced_functions(files) == ["jb_output.h declares jb_finish, which output.c does not define"]
+    found = mpi_violations(files)
+    assert "rng.c (rng) uses MPI, which its layer may not" in found, found
+    assert "jb_stats.h includes jb_clock.h, which uses MPI" in found, found
+
+
+def test_a_double_comparator_is_written_once():
+    # qsort's order of doubles is the core's (jb_compare_doubles): a benchmark or piece that
+    # writes its own again repeats it
+    written = [str(p.relative_to(SRC)) for p in sorted(SRC.rglob("*.c"))
+               if re.search(r"\*\s*\(const double \*\)\s*a\b", p.read_text())]
+    assert written == ["core/stats.c"]
 
 
 def test_a_circle_or_an_upward_include_is_caught():

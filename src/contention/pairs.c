@@ -4,7 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "jb_stats.h"
+#include "jb_rng.h"
 
 int pairing_init(pairing *p, long participants)
 {

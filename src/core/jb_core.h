@@ -5,9 +5,10 @@
  * and changed from the bottom up (tests/test_c_layers.py checks it).  Bottom first:
  *
  *   parse      checked sizes, a run's memory sum, option values       (no MPI)
- *   stats      statistics of an array, histograms, the RNG            (no MPI)
+ *   rng        the random streams: seeds, shuffles, variates          (no MPI)
+ *   stats      statistics of an array, medians, histograms            (no MPI)
  *   json       the JSON builder                                       (no MPI)
- *   schedule   the order of a run's variants: shuffled rounds          (no MPI)
+ *   schedule   the order of a run's variants: shuffled rounds         (no MPI)
  *   clock      the synchronised clock: offsets to rank 0's
  *   context    the run's state (jb_ctx), collective errors, checked allocation
  *   watchdog   --timeout
@@ -16,10 +17,15 @@
  *   load       the load beside the run: /proc/loadavg and steal, start and end
  *   network    every node's network devices
  *   output     the table, the summary lines, the JSON document
- *   calls      per-call statistics over tasks, and each call's start
+ *   robust     a robust centre and scale of values spread over tasks
+ *   calls      per-call statistics over tasks: MAX, AVG, whose maximum
+ *   call_start when each timed call starts: a barrier or a window, the
+ *              variants' turns, a stopping rule
  *   inject     calibrated noise (--inject)
- *   options    start-up and the common options: the nodes, the timer, then
- *              the placement and clocks once the options are parsed
+ *   options    the common options: defaults, parsing, help
+ *   run        start-up and tear-down: MPI, the nodes, the timer, the
+ *              placement and clocks once the options are parsed; the
+ *              JSON document and MPI_Finalize at the end
  *
  * A piece's header is jb_<piece>.h, its source <piece>.c.  The order of the
  * includes below is that order; the benchmarks' kernels live in their own
@@ -28,6 +34,7 @@
 #define JB_CORE_H
 
 #include "jb_parse.h"
+#include "jb_rng.h"
 #include "jb_stats.h"
 #include "jb_json.h"
 #include "jb_schedule.h"
@@ -39,8 +46,11 @@
 #include "jb_load.h"
 #include "jb_network.h"
 #include "jb_output.h"
+#include "jb_robust.h"
 #include "jb_calls.h"
+#include "jb_call_start.h"
 #include "jb_inject.h"
 #include "jb_options.h"
+#include "jb_run.h"
 
 #endif

@@ -3,7 +3,7 @@
 #define JB_INJECT_H
 
 #include "jb_context.h"
-#include "jb_stats.h"
+#include "jb_rng.h"
 
 /* Busy-waits for the given seconds (calibrated noise, not sleep: a sleeping
  * task would give its core away and change what is measured). */

@@ -1,6 +1,5 @@
-/* Start-up and the options every benchmark takes: MPI_Init, the common options'
- * table and help, then, once parsed, the nodes, the timer, the placement and the
- * clocks. */
+/* The options every benchmark takes: their defaults, their getopt_long table, their
+ * parsing and their help. */
 #ifndef JB_OPTIONS_H
 #define JB_OPTIONS_H
 
@@ -61,17 +60,14 @@ enum jb_common_code {
     "  --rounds R            rounds of the shuffled order, at most --calls [10]\n"         \
     "  --version, --help\n"
 
-/* MPI_Init and defaults; calls and warmup are the benchmark's defaults. */
-void jb_init(jb_ctx *ctx, int *argc, char ***argv, const char *name, const char *usage,
-             long calls, long warmup);
+/* The common options' defaults, calls and warmup the benchmark's, and --timeout's from
+ * $JB_TIMEOUT (a bad value ends the run); jb_init calls it. */
+void jb_options_init(jb_ctx *ctx, long calls, long warmup);
 /* getopt_long over the command line: the next option's code, or -1 at the end.
  * An unknown option, a missing value or a value given to an option that takes
  * none ends the run with one line naming the argument as written. */
 int jb_getopt(jb_ctx *ctx, const struct option *longopts);
 /* Handles a common option; returns 0 if c is not one. */
 int jb_common_option(jb_ctx *ctx, int c, const char *arg);
-/* Ends option parsing: rejects positional arguments, detects nodes,
- * calibrates the timer. */
-void jb_options_done(jb_ctx *ctx, int optind_after);
 
 #endif

@@ -16,8 +16,9 @@ void jb_result_num(jb_ctx *ctx, const char *key, double value, int show);
 jb_json *jb_result_json(jb_ctx *ctx); /* for JSON-only parts (series, histograms) */
 void jb_result_end(jb_ctx *ctx);
 
-/* Writes the JSON document (if --json) atomically, finalizes MPI; returns
- * the process exit code. */
-int jb_finish(jb_ctx *ctx);
+/* The JSON document of the run: its metadata (with both load samples: jb_finish takes the
+ * end's first), config and results, written atomically to --json by rank 0, which says in
+ * one line why it could not be (-1; else 0).  Collective: the metadata gathers every node's. */
+int jb_output_document(jb_ctx *ctx);
 
 #endif

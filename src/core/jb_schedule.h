@@ -17,7 +17,7 @@
 #include <stdint.h>
 
 #include "jb_json.h"
-#include "jb_stats.h"
+#include "jb_rng.h"
 
 typedef struct {
     int variants;

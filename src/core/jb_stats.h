@@ -1,5 +1,5 @@
-/* Statistics of one array, log-binned histograms that merge across ranks,
- * and a seedable RNG (no MPI, unit-tested alone). */
+/* Statistics of one array and log-binned histograms that merge across ranks
+ * (no MPI, unit-tested alone). */
 #ifndef JB_STATS_H
 #define JB_STATS_H
 
@@ -35,6 +35,12 @@ double jb_binomial_upper(long n, long k, double p);
 long jb_holm(const double *p, long count, long family, double alpha, size_t *order, int *rejected);
 /* Summary of x (not modified; a sorted copy is made). */
 void jb_summarize(const double *x, size_t n, jb_summary *s);
+/* qsort's ascending order of doubles (a NaN compares equal to every value: keep them out). */
+int jb_compare_doubles(const void *a, const void *b);
+/* The median of x[0..n-1], sorting x in place; NaN for none. */
+double jb_median(double *x, size_t n);
+/* z with P(Z > z) = a for a standard normal Z, a in (0, 1/2]: by bisection on erfc. */
+double jb_normal_upper_quantile(double a);
 
 /* ---- log-binned histogram ------------------------------------------------
  * Fixed bin edges, identical on every rank, so histograms merge across ranks
@@ -57,16 +63,5 @@ uint64_t jb_hist_total(const jb_hist *h);
  * holding the q-th percentile sample (within 6 % of the true value, given 20
  * bins per decade). */
 double jb_hist_percentile(const jb_hist *h, double q);
-
-/* ---- random numbers (splitmix64: tiny, seedable, same on every platform) */
-typedef struct { uint64_t state; } jb_rng;
-void jb_rng_seed(jb_rng *r, uint64_t seed, uint64_t stream);
-uint64_t jb_rng_next(jb_rng *r);
-double jb_rng_uniform(jb_rng *r); /* in [0, 1) */
-/* perm[0..n-1]: a random permutation of 0..n-1 (Fisher-Yates) */
-void jb_rng_shuffle(jb_rng *r, long *perm, long n);
-/* A gamma variate of this mean and standard deviation (shape (mean/sd)^2):
- * right-skewed like the exchange times of Tabe et al.'s Figure 3.  sd 0: mean. */
-double jb_rng_gamma(jb_rng *r, double mean, double sd);
 
 #endif

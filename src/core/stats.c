@@ -1,4 +1,4 @@
-/* Statistics on known arrays, log-binned histograms and the RNG. */
+/* Statistics on known arrays and log-binned histograms. */
 #include "jb_stats.h"
 #include "jb_parse.h" /* jb_mul */
 
@@ -6,7 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-static int cmp_double(const void *a, const void *b)
+int jb_compare_doubles(const void *a, const void *b)
 {
     double x = *(const double *)a, y = *(const double *)b;
     return (x > y) - (x < y);
@@ -106,7 +106,7 @@ void jb_summarize(const double *x, size_t n, jb_summary *s)
         return;
     }
     memcpy(sorted, x, n * sizeof *sorted);
-    qsort(sorted, n, sizeof *sorted, cmp_double);
+    qsort(sorted, n, sizeof *sorted, jb_compare_doubles);
     double sum = 0.0;
     for (size_t i = 0; i < n; i++)
         sum += sorted[i];
@@ -122,6 +122,25 @@ void jb_summarize(const double *x, size_t n, jb_summary *s)
     s->p99 = jb_percentile_sorted(sorted, n, 99.0);
     s->p999 = jb_percentile_sorted(sorted, n, 99.9);
     free(sorted);
+}
+
+double jb_median(double *x, size_t n)
+{
+    qsort(x, n, sizeof *x, jb_compare_doubles);
+    return n ? jb_percentile_sorted(x, n, 50) : NAN;
+}
+
+double jb_normal_upper_quantile(double a)
+{
+    double lo = 0, hi = 40;
+    for (int i = 0; i < 200; i++) {
+        double mid = (lo + hi) / 2;
+        if (0.5 * erfc(mid / sqrt(2)) > a)
+            lo = mid;
+        else
+            hi = mid;
+    }
+    return (lo + hi) / 2;
 }
 
 void jb_hist_clear(jb_hist *h) { memset(h, 0, sizeof *h); }
@@ -176,63 +195,4 @@ double jb_hist_percentile(const jb_hist *h, double q)
         }
     }
     return NAN;
-}
-
-void jb_rng_seed(jb_rng *r, uint64_t seed, uint64_t stream)
-{
-    r->state = seed ^ (stream * 0xD1B54A32D192ED03ULL);
-    jb_rng_next(r);
-}
-
-uint64_t jb_rng_next(jb_rng *r)
-{
-    uint64_t z = (r->state += 0x9E3779B97F4A7C15ULL);
-    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ULL;
-    z = (z ^ (z >> 27)) * 0x94D049BB133111EBULL;
-    return z ^ (z >> 31);
-}
-
-double jb_rng_uniform(jb_rng *r) { return (double)(jb_rng_next(r) >> 11) * 0x1.0p-53; }
-
-void jb_rng_shuffle(jb_rng *r, long *perm, long n)
-{
-    for (long i = 0; i < n; i++)
-        perm[i] = i;
-    for (long i = n - 1; i > 0; i--) {
-        long j = (long)(jb_rng_next(r) % (uint64_t)(i + 1)), t = perm[i];
-        perm[i] = perm[j];
-        perm[j] = t;
-    }
-}
-
-static double rng_normal(jb_rng *r) /* Box and Muller */
-{
-    double u = 1.0 - jb_rng_uniform(r), v = jb_rng_uniform(r);
-    return sqrt(-2.0 * log(u)) * cos(6.283185307179586 * v);
-}
-
-/* Marsaglia and Tsang, "A simple method for generating gamma variables" (2000),
- * for shape k >= 1; below 1, their boost: gamma(k + 1) U^(1/k). */
-static double rng_gamma_shape(jb_rng *r, double k)
-{
-    if (k < 1.0)
-        return rng_gamma_shape(r, k + 1.0) * pow(1.0 - jb_rng_uniform(r), 1.0 / k);
-    double d = k - 1.0 / 3.0, c = 1.0 / sqrt(9.0 * d);
-    for (;;) {
-        double x = rng_normal(r), v = 1.0 + c * x;
-        if (v <= 0)
-            continue;
-        v = v * v * v;
-        double u = 1.0 - jb_rng_uniform(r);
-        if (log(u) < 0.5 * x * x + d - d * v + d * log(v))
-            return d * v;
-    }
-}
-
-double jb_rng_gamma(jb_rng *r, double mean, double sd)
-{
-    if (!(sd > 0))
-        return mean;
-    double shape = (mean / sd) * (mean / sd);
-    return rng_gamma_shape(r, shape) * sd * sd / mean;
 }

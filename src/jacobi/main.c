@@ -104,11 +104,7 @@ static void parse(jb_ctx *ctx, int argc, char **argv, jacobi_options *o)
         jb_fail(ctx, "--local: %dx%d points overflow", o->local[0], o->local[1]);
     jb_memory_add(&m, "--local (the field, the next iterate and the source)", 3, points * sizeof(float));
     jb_memory_add(&m, "--local (8 halo buffers)", 8, ((size_t)(o->local[0] > o->local[1] ? o->local[0] : o->local[1]) + 2) * sizeof(float));
-    size_t timed;
-    if (jb_mul((size_t)ctx->opt.calls, (size_t)o->trials, &timed) || timed > (size_t)1 << 31)
-        jb_fail(ctx, "--calls x --trials: %ld x %ld timed iterations per result are more than 2^31", ctx->opt.calls,
-                o->trials);
-    o->timed = (long)timed;
+    o->timed = jb_calls_of_trials(ctx, o->trials, "iterations");
     long methods = 0;
     for (int method = 0; method < NHALOS; method++)
         methods += o->halos[method];

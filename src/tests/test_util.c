@@ -7,6 +7,7 @@
 #include "check.h"
 #include "jb_json.h"
 #include "jb_parse.h"
+#include "jb_rng.h"
 #include "jb_schedule.h"
 #include "jb_stats.h"
 
@@ -389,6 +390,22 @@ static void test_binomial_and_holm(void)
     CHECK(jb_holm(p, 4, 1000, 0.05, order, rejected) == 0); /* the family's size counts */
 }
 
+/* The pairs benchmark's statistics, now the core's: the median sorts in place; the quantile is
+ * the normal's (scipy.stats.norm.isf to 6 digits). */
+static void test_median_and_normal_quantile(void)
+{
+    double odd[] = {3, 1, 2}, even[] = {4, 1, 3, 2};
+    CHECK(jb_median(odd, 3) == 2);
+    CHECK(odd[0] == 1 && odd[1] == 2 && odd[2] == 3);
+    CHECK(jb_median(even, 4) == 2.5);
+    CHECK(isnan(jb_median(even, 0)));
+    double a = 1, b = 2;
+    CHECK(jb_compare_doubles(&a, &b) < 0 && jb_compare_doubles(&b, &a) > 0 && jb_compare_doubles(&a, &a) == 0);
+    CHECK_NEAR(jb_normal_upper_quantile(0.025), 1.959964, 1e-6);
+    CHECK_NEAR(jb_normal_upper_quantile(0.5), 0, 1e-9);
+    CHECK_NEAR(jb_normal_upper_quantile(1e-9), 5.997807, 1e-6);
+}
+
 int main(void)
 {
     test_sizes();
@@ -403,5 +420,6 @@ int main(void)
     test_schedule();
     test_median_interval_and_stopping();
     test_binomial_and_holm();
+    test_median_and_normal_quantile();
     return check_summary();
 }

@@ -108,11 +108,7 @@ static void parse(jb_ctx *ctx, int argc, char **argv, torus_options *o)
                   jb_largest(o->sizes, o->nsizes) + 1);
     jb_memory_add(&m, "--size (the MPI_Ibsend buffer)", 1, bsend);
     jb_memory_add(&m, "--work (two arrays)", 2, jb_largest(o->works, o->nworks) + 8);
-    size_t timed;
-    if (jb_mul((size_t)ctx->opt.calls, (size_t)o->trials, &timed) || timed > (size_t)1 << 31)
-        jb_fail(ctx, "--calls x --trials: %ld x %ld timed calls per result are more than 2^31", ctx->opt.calls,
-                o->trials);
-    o->timed = (long)timed;
+    o->timed = jb_calls_of_trials(ctx, o->trials, "calls");
     long patterns = 0;
     for (int p = 0; p < NPATTERNS; p++)
         patterns += o->patterns_given ? o->patterns[p] : 1;
