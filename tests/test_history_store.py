@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import install_prefix
+from conftest import folder, install_prefix
 from jitterbench import mpi as mpis
 
 REPO = Path(__file__).resolve().parents[1]
@@ -32,8 +32,8 @@ pytestmark = [pytest.mark.reframe, pytest.mark.skipif(not mpis.OPENMPI.available
 
 def start(tmp_path, name, store, *args):
     """A ReFrame run of SUBSET in a process group of its own, its output under tmp_path/name."""
-    env = dict(os.environ, JB_OUTPUT=str(tmp_path / name), JB_REFERENCE_DIR=str(tmp_path / "no-references"),
-               JB_PREFIX=str(tmp_path / "prefix" / "{environ}"), RFM_SQLITE_DB_FILE=str(store))
+    env = dict(os.environ, JB_OUTPUT=str(tmp_path / name), JB_REFERENCE_DIR=str(folder(tmp_path / "no-references")),
+               JB_PREFIX=str(folder(tmp_path / "prefix") / "{environ}"), RFM_SQLITE_DB_FILE=str(store))
     extras = subprocess.run([str(JITTERBENCH), "history", "--session-extras", "quick"], capture_output=True,
                             text=True, check=True).stdout.strip()
     return subprocess.Popen([str(REFRAME), "-C", "systems/config.py", *SUBSET, "--session-extras", extras, *args,
@@ -119,7 +119,7 @@ def test_every_performance_record_of_a_quick_run_reaches_the_results_url(tmp_pat
     server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Receiver)
     threading.Thread(target=server.serve_forever, daemon=True).start()
     try:
-        env = dict(os.environ, JB_OUTPUT=str(tmp_path / "out"), JB_REFERENCE_DIR=str(tmp_path / "no-references"),
+        env = dict(os.environ, JB_OUTPUT=str(tmp_path / "out"), JB_REFERENCE_DIR=str(folder(tmp_path / "no-references")),
                    JB_PREFIX=str(install_prefix(tmp_path / "prefix") / "{environ}"),
                    JB_RESULTS_URL=f"http://127.0.0.1:{server.server_port}/jitterbench/_doc",
                    JB_RESULTS_EXTRAS="site=test,cluster=loopback")

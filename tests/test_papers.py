@@ -14,6 +14,7 @@ from types import SimpleNamespace
 
 import pytest
 
+from conftest import folder
 from jitterbench import references
 from jitterbench.topology import read_shape
 
@@ -205,7 +206,7 @@ def test_launchers_put_the_jobs_shape_where_each_launcher_takes_it():
 def dry_run(tmp_path, system, *args, references_dir=REFERENCE_DIR):
     """A ReFrame --dry-run (job scripts written, nothing run) on a paper's system: its
     job scripts (the launch line last) and the run report's test cases."""
-    env = dict(os.environ, JB_OUTPUT=str(tmp_path / "out"), JB_PREFIX=str(tmp_path / "prefix" / "{environ}"),
+    env = dict(os.environ, JB_OUTPUT=str(tmp_path / "out"), JB_PREFIX=str(folder(tmp_path / "prefix") / "{environ}"),
                JB_REFERENCE_DIR=str(references_dir))
     proc = subprocess.run([str(REFRAME), "-C", "systems/config.py", "--system", system, *args, "--dry-run"],
                           cwd=REPO, env=env, capture_output=True, text=True, timeout=600)

@@ -20,7 +20,7 @@ import pytest
 
 import clusters
 from clusters import REPO, VCLUSTER, report_cases, run_env
-from conftest import install_prefix
+from conftest import folder, install_prefix
 from jitterbench import mpi as mpis
 
 NODES = 3
@@ -195,7 +195,7 @@ def test_the_checks_run_under_a_site_s_own_configuration(cluster, tmp_path):
     site = tmp_path / "acme.py"
     site.write_text(SITE_CONFIGURATION)
     out = tmp_path / "rfm"
-    env = {**cluster, "JB_PREFIX": str(prefix / "{environ}"), "JB_REFERENCE_DIR": str(tmp_path / "no-references"),
+    env = {**cluster, "JB_PREFIX": str(prefix / "{environ}"), "JB_REFERENCE_DIR": str(folder(tmp_path / "no-references")),
            "RFM_POLL_RATE_MIN": "2"}
     cmd = [str(clusters.REFRAME), "-C", str(site), "--system", "acme", "-c", "reframe_checks/pingpong.py",
            "-c", "reframe_checks/eager.py", "-t", "quick", "-P", "nodes=1,2", "-S", "calls=20",
