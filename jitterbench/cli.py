@@ -8,7 +8,7 @@ import os
 import sys
 from collections import defaultdict
 
-from . import __version__, benchmarks, bounds, checkout, files, history, references, results, runs, settings, simulate, simulate_command, site, verdict_table
+from . import __version__, benchmarks, bounds, checkout, files, history, references, results, runs, settings, signals, simulate, simulate_command, site, verdict_table
 from .console import OneLineParser, say
 from .console import format_table as _format_table
 
@@ -292,12 +292,22 @@ def _command(argv) -> int:
             f"{': ' + str(e) if str(e) else ' (the machine, or a limit on this process, has no more)'}")
         return 2
     except KeyboardInterrupt:
-        print("jitterbench: interrupted", file=sys.stderr)
-        return 130
+        return interrupted()
     except OSError as e:  # what the system refused that no reader foresaw (a fork without memory, say)
         say(f"jitterbench: error: {e.filename + ': ' if e.filename else ''}{e.strerror or e}")
         return 2
+    except Exception:
+        if signals.received():  # the interrupt in a library's words (scipy's import: "initialization failed")
+            return interrupted()
+        raise
     return 0
+
+
+def interrupted() -> int:
+    """Ctrl-C, SIGTERM or SIGHUP: one line, exit 130, and no second signal after it (signals.quiet)."""
+    signals.quiet()
+    print("jitterbench: interrupted", file=sys.stderr)
+    return 130
 
 
 if __name__ == "__main__":

@@ -12,6 +12,12 @@ def main() -> int:
     try:
         from .cli import main as command  # noqa: PLC0415
     except KeyboardInterrupt:
+        signals.quiet()
         print("jitterbench: interrupted", file=sys.stderr)
         return 130
-    return command()
+    try:
+        return command()
+    except KeyboardInterrupt:  # a second signal, while the first was being said: already said
+        return 130
+    finally:
+        signals.quiet()

@@ -23,10 +23,13 @@ SIGNALS = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
 _noted: list = []      # signals that came inside held(), acted on when it ends
 _holding = [0]         # depth of held() blocks
 _redeliver = [False]   # a signal a callback swallowed, to be raised again by the alarm
+_received = [False]    # whether any came: a library may turn the KeyboardInterrupt into its own error
+_installed = [False]   # install() called: the process is the command's (not a library caller's)
 REDELIVER_S = 0.001    # after the hook has returned: never inside it (the handler would raise there)
 
 
 def _on_signal(signum, frame):
+    _received[0] = True
     if _holding[0]:
         _noted.append(signum)
         return
@@ -54,6 +57,24 @@ def install() -> None:
         signal.signal(signum, _on_signal)
     signal.signal(signal.SIGALRM, _on_alarm)
     sys.unraisablehook = _unraisable
+    _installed[0] = True
+
+
+def received() -> bool:
+    """Whether Ctrl-C, SIGTERM or SIGHUP came: an error raised since may be the interrupt in a
+    library's words (a C extension's import that a KeyboardInterrupt stopped is an ImportError)."""
+    return _received[0]
+
+
+def quiet() -> None:
+    """The command is ending: no alarm left to redeliver a signal, and a second signal ignored, so
+    that the one line said is the last (a KeyboardInterrupt raised while it is printed, or at
+    exit, would end the process by SIGINT instead)."""
+    _redeliver[0] = False
+    if _installed[0] and threading.current_thread() is threading.main_thread():  # the command's own process
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        for signum in SIGNALS:
+            signal.signal(signum, signal.SIG_IGN)
 
 
 @contextlib.contextmanager

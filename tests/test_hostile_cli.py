@@ -387,3 +387,21 @@ def test_13_the_same_run_given_twice_is_refused(tmp_path, command):
     report = reports(tmp_path)[0]
     one_line(jitterbench(command, report, report, "-o", "out", cwd=tmp_path), "given twice")
     assert not (tmp_path / "out").exists()
+
+
+@pytest.mark.unit
+def test_6_an_interrupt_a_library_turned_into_its_own_error_is_still_an_interrupt(monkeypatch, capsys):
+    """SIGTERM while scipy's C extension initialised came out as "ImportError: initialization
+    failed" and a traceback (1 of 40 random SIGTERMs during report): where a signal came, any error
+    is the interrupt."""
+    from jitterbench import signals
+
+    def import_stopped(args):
+        raise ImportError("initialization failed")
+    monkeypatch.setattr(cli, "run", import_stopped)
+    monkeypatch.setattr(signals, "_received", [True])
+    assert cli.main(["summarize", "x.json"]) == 130
+    assert capsys.readouterr().err == "jitterbench: interrupted\n"
+    monkeypatch.setattr(signals, "_received", [False])
+    with pytest.raises(ImportError):  # without a signal, an error of the code's own is not hidden
+        cli.main(["summarize", "x.json"])
