@@ -306,8 +306,8 @@ def test_13_simulate_json_into_a_read_only_folder_is_refused_before_the_table(sc
 # ---- 8: a file that merely holds the marker is the user's ----------------------------------
 
 @pytest.mark.unit
-def test_8_a_note_holding_the_marker_text_is_not_overwritten(tmp_path, capsys):
-    note = tmp_path / "note.txt"
+def test_8_a_file_holding_the_marker_text_further_in_is_not_overwritten(tmp_path, capsys):
+    note = tmp_path / "notes.yaml"  # a file of the user's that ReFrame's lookup would also take
     note.write_text(f"my notes: jitterbench writes files that begin {references.HEAD}local'.\n")
     assert cli.main(["reference", *reports(tmp_path), "-o", str(note)]) == 2
     assert "not a file jitterbench wrote" in capsys.readouterr().err
