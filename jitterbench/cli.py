@@ -148,6 +148,8 @@ def parser() -> argparse.ArgumentParser:
 def _reference_path(output, system):
     """The file `reference -o` writes: SYSTEM.yaml in a folder (one that exists, or a path ending
     in /, made here), else the file named, which must end in .yaml as ReFrame's lookup does."""
+    if not output:  # -o '' is no file, not "no -o"
+        raise files.OutputError("the output is named '': name a file to write")
     if os.path.isdir(output) or output.endswith(os.sep):
         os.makedirs(output, exist_ok=True)
         # the system's name is a run report's text: '../x' must not take the file out of the folder
