@@ -11,6 +11,7 @@ same parameters are repeats.
 from __future__ import annotations
 
 import os
+import sys
 from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -274,7 +275,9 @@ def collect(specs, progress=True) -> Collection:
             raise RunsError(f"{path} is given twice{' under label ' + label if label else ''} "
                             f"({seen[key]} and {path}): give each run once")
         seen[key] = path
-    for label, path in tqdm(files, desc="reading runs", unit="file", disable=not progress or len(files) < 4,
+    # a progress bar on a terminal only: in a log or a pipe its carriage returns are lines of their own
+    quiet = not progress or len(files) < 4 or not sys.stderr.isatty()
+    for label, path in tqdm(files, desc="reading runs", unit="file", disable=quiet,
                             leave=False):
         if path.suffix in (".yaml", ".yml"):
             cases, stated, run = read_references(path, label)

@@ -23,7 +23,8 @@ import sys
 NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]*\Z")       # a system, partition, account or queue name
 PLAIN_PATH = re.compile(r"[A-Za-z0-9_./+@:,=~%-]+\Z")     # a path ReFrame's configuration or job scripts hold
 MODULE = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.+/@:=-]*\Z")  # an environment module, as `module load` takes it
-CONTROL = re.compile(r"[\x00-\x1f\x7f]")
+# control characters, C1's too, and the line separators Unicode adds (what str.splitlines breaks at)
+CONTROL = re.compile("[\x00-\x1f\x7f-\x9f\u2028\u2029]")
 
 
 class SettingError(ValueError):

@@ -536,7 +536,7 @@ def load_new_site(spec: str, sites: str) -> int:
     try:
         site.new(**args, sites=sites)
     except site.SiteError as e:
-        print("jitterbench: error: " + str(e).replace("\n", "\\n").replace("\r", "\\r"), file=sys.stderr)
+        print("jitterbench: error: " + settings.CONTROL.sub(lambda m: repr(m.group())[1:-1], str(e)), file=sys.stderr)
         return 2
     module = site._load(Path(sites) / f"{args['name']}.py")
     expected = (args["hostnames"] or ["^never-selected-by-hostname$"], args["command"])

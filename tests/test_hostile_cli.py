@@ -86,6 +86,7 @@ def owned(path: Path, uid):
 # ---- 1: no code from `site new` ------------------------------------------------------------
 
 HOSTILE_TEXT = 'x"""and __import__("os").system("touch P")or"""' + "'\\{}\u2028"
+ACCESS = HOSTILE_TEXT.replace("\u2028", "")  # a partition's access goes into job scripts: no line separator
 
 
 @pytest.mark.unit
@@ -94,11 +95,11 @@ def test_1_site_new_writes_hostile_values_as_literals_and_loading_the_module_run
     sites = tmp_path / "sites"
     sites.mkdir()
     written = site.new("hostile", [HOSTILE_TEXT], "local", "local", ["openmpi"], "tcp",
-                       [f"p:2:2:--x={HOSTILE_TEXT}"], sites=sites, command=f"jitterbench site new {HOSTILE_TEXT}")
+                       [f"p:2:2:--x={ACCESS}"], sites=sites, command=f"jitterbench site new {HOSTILE_TEXT}")
     assert sites / "hostile.py" in written
     module = site._load(sites / "hostile.py")  # as ReFrame's configuration loads it
     assert module.SYSTEM["hostnames"] == [HOSTILE_TEXT]
-    assert module.SYSTEM["partitions"][0]["access"] == [f"--x={HOSTILE_TEXT}"]
+    assert module.SYSTEM["partitions"][0]["access"] == [f"--x={ACCESS}"]
     assert module.COMMAND == f"jitterbench site new {HOSTILE_TEXT}"
     assert not list(tmp_path.rglob("P"))
 
@@ -405,3 +406,22 @@ def test_6_an_interrupt_a_library_turned_into_its_own_error_is_still_an_interrup
     monkeypatch.setattr(signals, "_received", [False])
     with pytest.raises(ImportError):  # without a signal, an error of the code's own is not hidden
         cli.main(["summarize", "x.json"])
+
+
+@pytest.mark.unit
+def test_a_refusal_after_reading_four_runs_or_more_is_one_line_without_a_progress_bar(tmp_path):
+    """Found by the fuzzer's traversal family: tqdm's bar, on a standard error that is no terminal,
+    put carriage returns (lines to splitlines, and to a log) before the one line."""
+    made = reports(tmp_path)
+    Path(made[-1]).write_text(Path(made[-1]).read_text().replace('"nodes": 1', '"nodes": "one"'))
+    proc = jitterbench("report", *made, "-o", "rep", cwd=tmp_path)
+    one_line(proc)
+    assert "\r" not in proc.stderr
+
+
+@pytest.mark.unit
+def test_a_line_separator_in_a_value_is_escaped_in_the_one_line():
+    """Found by the fuzzer's site-module family: U+2028 (and U+2029, NEL) break a line for
+    str.splitlines and for some terminals."""
+    said = cli.one_line("unknown scheduler 'x\u2028y\u2029z\x85w'")
+    assert said.splitlines() == [said] and "\\u2028" in said
