@@ -423,5 +423,6 @@ def test_a_refusal_after_reading_four_runs_or_more_is_one_line_without_a_progres
 def test_a_line_separator_in_a_value_is_escaped_in_the_one_line():
     """Found by the fuzzer's site-module family: U+2028 (and U+2029, NEL) break a line for
     str.splitlines and for some terminals."""
-    said = cli.one_line("unknown scheduler 'x\u2028y\u2029z\x85w'")
+    from jitterbench.console import one_line
+    said = one_line("unknown scheduler 'x\u2028y\u2029z\x85w'")
     assert said.splitlines() == [said] and "\\u2028" in said
