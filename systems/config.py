@@ -58,7 +58,7 @@ _common_options = ["--exec-policy=serial", f"--report-junit={OUTPUT}/junit.xml",
 # its modes (ONLY: e.g. -n, -x, -S), and replace the quick mode's own (QUICK) and give the
 # papers mode its own (PAPERS).
 # Each benchmark's record (jitterbench/benchmarks/) states its quick values.
-QUICK = ["-S", "calls=100", *jitterbench.benchmarks.quick_options()]
+QUICK = [*jitterbench.benchmarks.calls_options(100), *jitterbench.benchmarks.quick_options()]
 _STRICT = ["-S", "require_reference=1", "-S", "strict_references=1"]
 
 

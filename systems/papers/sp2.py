@@ -28,4 +28,4 @@ SYSTEM = paper_system("sp2", "IBM SP2 with the High-Performance Switch (paper 00
 # would be one task, which is no case).  Quick: the pairwise method only, the MPI's own
 # eager limit, block distribution (the quick variants).
 ONLY = ["-n", "AlltoallCheck", "-S", "AlltoallCheck.msg_sizes=1048576"]
-QUICK = ["-S", "calls=100", "-S", "AlltoallCheck.methods=pairwise"]
+QUICK = ["-S", "AlltoallCheck.calls=100", "-S", "AlltoallCheck.methods=pairwise"]
