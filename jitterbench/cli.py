@@ -92,6 +92,10 @@ def say(message) -> None:
     print(one_line(message), file=sys.stderr)
 
 
+# the epilog of each subcommand's --help: where its manual is
+DOCS = "details: {} (in the jitterbench repository)"
+
+
 class OneLineParser(argparse.ArgumentParser):
     """argparse's refusals in one line, naming the command and where its usage is (--help):
     its subcommands' parsers are of the same class (add_subparsers takes the parent's)."""

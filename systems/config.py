@@ -33,7 +33,10 @@ except settings.SettingError as _e:
 os.makedirs(OUTPUT, exist_ok=True)
 
 _systems = site.load_systems([os.path.join(HERE, "sites"), os.path.join(HERE, "papers")])
-_note = site.fallback_note(_systems)
+try:
+    _note = site.fallback_note(_systems)
+except site.SiteError as _e:  # a site's run stops here, in one line, before ReFrame's own start
+    raise SystemExit(f"jitterbench: {_e}") from None
 if _note:  # never silently: a site whose hostnames missed this host would run as `local`
     print(_note, file=sys.stderr)
 for _m in _systems:  # every run's files under one folder, so runs never share a stage
