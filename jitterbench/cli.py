@@ -53,6 +53,9 @@ def write_report(args):
         baseline = args.baseline or (col.measured_labels() or labels)[0]
         if baseline not in labels:
             raise runs.RunsError(f"no label '{baseline}' among {', '.join(labels)}")
+        if len(labels) < 2:  # else a page with nothing set against the baseline
+            raise runs.RunsError(f"compare needs two runs or more, one label each (A=PATH B=PATH); "
+                                 f"{', '.join(args.inputs)} hold(s) one, {labels[0]} (one run: jitterbench report)")
     title = args.title or (f"jitterbench: {' vs '.join(labels)}" if baseline else f"jitterbench report: {', '.join(labels)}")
     if baseline:  # a comparison of two transports is no comparison of two machines: say so where it is run
         for (environ, label), (mine, base) in report.transport_differences(col, baseline).items():
