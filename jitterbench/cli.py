@@ -127,6 +127,10 @@ def parser() -> argparse.ArgumentParser:
                    help="whether the machine matches a reference file's fingerprint: the machine a run report "
                         "describes (CPU, MPIs, transports), else this host (CPU); without a file, the files its "
                         "system would be judged by. Exit 0: one matches; 1: none")
+    p.add_argument("--lint", action="store_true",
+                   help="whether reference files name only known checks, $index names, partitions and environments "
+                        "of their system, variables and units (--check does this first). Exit 0: none unknown; 1: "
+                        "each unknown one named")
     p.add_argument("--system", help="the ReFrame system the references are for (default: the reports' one system)")
     p.add_argument("-o", "--output", help="the reference file to write, e.g. reference_data/local.yaml, or a folder "
                                           "to write <system>.yaml in (replaced whole, or left as it was)")
@@ -180,7 +184,16 @@ def run(args) -> int:
         site.command(args)
     elif args.command in ("report", "compare"):
         print(f"wrote {write_report(args)}")
-    elif args.command == "reference" and args.check:
+    elif args.command == "reference" and (args.check or args.lint):
+        given = [p for p in args.reports if str(p).endswith((".yaml", ".yml"))]
+        if args.lint and not given:
+            raise references.ReferenceFileError("--lint takes reference files (.yaml)")
+        mistakes = [line for path in given for line in references.lint(path, args.system)]
+        if mistakes or args.lint:  # a file's mistakes first: it would judge nothing as meant
+            print("\n".join(mistakes or [f"{p}: its checks, partitions, environments, variables and units are known"
+                                          for p in given]))
+            if mistakes or not args.check:
+                return 1 if mistakes else 0
         matched, lines = references.check_machine(args.reports, args.system)
         print("\n".join(lines))
         return 0 if matched else 1
