@@ -1,5 +1,5 @@
 """`sp2`: the IBM SP2 of Tabe, Hardwick and Stout, "Statistical Analysis of
-Communication Time on the IBM SP2" (../shared/papers/003_1fe4774c09b49939.txt):
+Communication Time on the IBM SP2" (paper 003 of docs/papers.md):
 32 Thin Node 66 POWER2 nodes, one processor each, on the High-Performance Switch.
 
 Select it with --system sp2.  With one processor per node every message crosses the
