@@ -215,10 +215,11 @@ def summary(system, mode, planned, listed=False):
 
 
 def parser():
-    from .cli import DOCS, OneLineParser  # noqa: PLC0415  the command's one-line refusals
+    from .arguments import DOCS  # noqa: PLC0415
+    from .cli import OneLineParser  # noqa: PLC0415  the command's one-line refusals
     p = OneLineParser(prog="jitterbench plan", description=(
         "List the test cases a mode runs on a system, their count and estimated machine time "
-        "(node-hours), without running anything."), epilog=DOCS.format("docs/reframe.md"))
+        "(node-hours), without running anything."), epilog=DOCS.format("docs/cli.md"))
     p.add_argument("--system", metavar="SYSTEM[:PARTITION]",
                    help="the ReFrame system, e.g. local, vcluster, c1a, or one partition of it, as reframe takes it "
                         "(default: the first system whose hostnames match this host, as reframe chooses)")

@@ -453,23 +453,26 @@ def new(name, hostnames, scheduler, launcher, mpis, network, partitions, sites=N
 
 
 def add_arguments(parser):
-    sub = parser.add_subparsers(dest="site_command", required=True)
-    p = sub.add_parser("new", help="write a site: systems/sites/NAME.py and its Spack files in systems/sites/NAME/")
-    p.add_argument("name", help="the site's system name (ReFrame's --system, JB_SPACK_SYSTEM)")
+    from .arguments import subcommand  # noqa: PLC0415
+    sub = parser.add_subparsers(dest="site_command", required=True, metavar="WHAT")
+    p = subcommand(sub, "new", "write a site: systems/sites/NAME.py and its Spack files in systems/sites/NAME/",
+                   "README.md (How to add a site)")
+    p.add_argument("name", metavar="NAME", help="the site's system name (ReFrame's --system, JB_SPACK_SYSTEM)")
     p.add_argument("--hostname", action="append", default=[], metavar="REGEX",
                    help="a login node's host name pattern that selects the site without --system (repeatable; "
-                        "none: --system only)")
-    p.add_argument("--scheduler", required=True, help="ReFrame's job scheduler: slurm, squeue (Slurm without "
-                                                      "accounting), pbs, local, ...")
-    p.add_argument("--launcher", required=True, help="ReFrame's parallel launcher: srun, mpirun, mpiexec, ...")
+                        "default: none, --system only)")
+    p.add_argument("--scheduler", required=True, metavar="SCHEDULER",
+                   help="ReFrame's job scheduler: slurm, squeue (Slurm without accounting), pbs, local, ...")
+    p.add_argument("--launcher", required=True, metavar="LAUNCHER",
+                   help="ReFrame's parallel launcher: srun, mpirun, mpiexec, ...")
     p.add_argument("--mpi", action="append", default=[], required=True, metavar="MPI",
                    help=f"an MPI the site has, one programming environment each (repeatable: "
                         f"{', '.join(NETWORK_TRANSPORTS)})")
-    p.add_argument("--network", required=True, help=f"the fabric between nodes: {', '.join(NETWORKS)}")
+    p.add_argument("--network", required=True, metavar="NETWORK", help=f"the fabric between nodes: {', '.join(NETWORKS)}")
     p.add_argument("--partition", action="append", default=[], required=True,
                    metavar="NAME:MAX_NODES:MAX_TASKS_PER_NODE[:ACCESS]",
-                   help="a partition (repeatable); ACCESS, one scheduler option, defaults to '-p NAME' under "
-                        "Slurm or PBS")
+                   help="a partition (repeatable); ACCESS, one scheduler option (default: '-p NAME' under "
+                        "Slurm or PBS)")
 
 
 def command(args, sites=None):
