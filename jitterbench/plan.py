@@ -240,6 +240,12 @@ def parser():
     return p
 
 
+def _near(word, known) -> str:
+    import difflib  # noqa: PLC0415
+    found = difflib.get_close_matches(word, known, n=1)
+    return f" (did you mean '{found[0]}'?)" if found else ""
+
+
 def host_system(config, hostname=None):
     """The system ReFrame would choose here: the first whose hostnames match this host."""
     hostname = hostname or socket.gethostname()
@@ -257,18 +263,23 @@ def main(argv=None) -> int:
         system, _, partition = (args.system or host_system(config)).partition(":")
         systems = [s["name"] for s in config["systems"]]
         if system not in systems:
-            raise PlanError(f"unknown system '{system}' (known: {', '.join(systems)})")
+            raise PlanError(f"unknown system '{system}'{_near(system, systems)} (known: {', '.join(systems)})")
         partitions = [p["name"] for s in config["systems"] if s["name"] == system for p in s["partitions"]]
         if partition and partition not in partitions:
-            raise PlanError(f"unknown partition '{partition}' of system '{system}' (known: {', '.join(partitions)})")
+            raise PlanError(f"unknown partition '{partition}' of system '{system}'{_near(partition, partitions)} "
+                            f"(known: {', '.join(partitions)})")
         modes = [m["name"] for m in config.get("modes", []) if system in m.get("target_systems", [system])]
         if args.mode not in modes:
-            raise PlanError(f"unknown mode '{args.mode}' for system '{system}' (known: {', '.join(modes)})")
+            raise PlanError(f"unknown mode '{args.mode}' for system '{system}'{_near(args.mode, modes)} "
+                            f"(known: {', '.join(modes)})")
         for pattern in (*args.name, *args.prgenv):
             try:
                 re.compile(pattern)
             except re.error as e:
                 raise PlanError(f"pattern '{pattern}' is not a regular expression: {e}") from None
+        for setting in args.setvar:
+            if not re.fullmatch(r"(\w+\.)?\w+=.*", setting, re.S):
+                raise PlanError(f"-S '{setting}' is not [TEST.]VAR=VAL")
         durations = measured_durations(args.reports)
         options = [*(o for n in args.name for o in ("-n", n)), *(o for n in args.prgenv for o in ("-p", n)),
                    *(o for v in args.setvar for o in ("-S", v))]
@@ -280,6 +291,11 @@ def main(argv=None) -> int:
         say(f"jitterbench plan: error: {e}")
         return 1
     planned = cases(config, system, variants, durations, partition, args.prgenv)
+    if not planned:  # a misspelt -n or -p selects nothing: never a plan of nothing that looks like one
+        say(f"jitterbench plan: error: no test case of mode {args.mode} on {args.system or system} is selected"
+            f"{' by ' + ' '.join(options) if options else ''}: see the checks with "
+            f"reframe -C {args.config} --system {args.system or system} --mode {args.mode} -l")
+        return 1
     print(summary(args.system or system, args.mode, planned, args.cases))
     return 0
 

@@ -116,7 +116,8 @@ def load_systems(folders=(SITES, PAPERS), argv=None, say=None) -> list:
             module = _load(path)
         except Exception as e:  # whatever the file raised: one line, and the other systems load
             what = f"{type(e).__name__}: {e}" if not isinstance(e, SiteError) else str(e)
-            say(f"jitterbench: {path}: {CONTROL.sub(' ', what)}: system '{path.stem}' left out")
+            say(f"jitterbench: {path}: {CONTROL.sub(' ', what)}: system '{path.stem}' left out until the file is "
+                f"fixed (the other systems load)")
             continue
         problem = _modules_system_problem(module.SYSTEM.get("modules_system"), checked)
         if problem and not _running(argv):
