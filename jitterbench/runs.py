@@ -267,7 +267,8 @@ def _inputs(spec):
         raise RunsError(f"{name}: no such file or folder")
     if path.is_dir():
         reports = sorted(p for p in path.rglob("report.json") if p.parent.name != "build")
-        files = reports or [p for p in sorted(path.rglob("*.log")) if _is_perflog(p)]  # not reframe.log
+        logs = sorted(path.rglob("perflogs/**/*.log")) or sorted(path.rglob("*.log"))
+        files = reports or [p for p in logs if _is_perflog(p)]  # never reframe.log, ReFrame's own
         if not files:
             raise RunsError(f"{name}: holds no ReFrame run report (report.json) and no perflog: a listing "
                             f"(reframe -l) writes neither; run the checks (reframe ... -r) first")

@@ -12,6 +12,7 @@ from __future__ import annotations
 import dataclasses
 import datetime
 import difflib
+import functools
 import importlib.util
 import json
 import os
@@ -43,6 +44,7 @@ class SiteError(ValueError):
 PROJECT_SYSTEMS = ("local", "vcluster", "torus")
 
 
+@functools.lru_cache(maxsize=None)
 def _schema_keys():
     """The keys ReFrame's configuration schema allows in a system and in a partition
     (reframe/schemas/config.json, "additionalProperties": false in both)."""
