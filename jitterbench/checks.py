@@ -22,9 +22,9 @@ import reframe.utility.typecheck as typ
 from reframe.core.builtins import fixture, parameter, run_after, run_before, sanity_function, variable
 from reframe.core.exceptions import ReframeError, SanityError
 
-from . import benchmarks, fingerprint, references, settings, sweeps, transports
+from . import benchmarks, checkout, fingerprint, references, settings, sweeps, transports
 from .load import disturbance, disturbed, load_samples
-from .rfm import REFERENCE_DIRS, REPO, SOURCES, reference_files, install_prefix, per_node_scale, scale
+from .rfm import install_prefix, per_node_scale, scale
 
 
 def partitions(feature="mpi"):
@@ -71,6 +71,21 @@ TRANSPORT_VARIANTS = ["+transport-variant"]
 # The quick mode runs two tasks a node (ranks that share a node and ranks that do not,
 # in one job), or one where the partitions hold no more (sp2, the torus).
 QUICK_TASKS_PER_NODE = min(2, max(partition_scale("max_tasks_per_node", per_node_scale), default=1))
+# It runs on two nodes, the network's first pair (one where a partition has one): a smoke test
+# whose cases and their costs are the same at any site size (plan prints its cap,
+# plan.QUICK_CAP_S).  A partition's whole size is the acceptance mode's: an all-to-all over
+# every task of a large machine alone outlasts any smoke test.
+QUICK_NODES = partition_scale("max_nodes", lambda most: [min(2, most)])
+# The checks whose one run spans a whole partition (every node pair, the congestion study) run
+# quick on at most this many of its nodes: enough to name one node among others.
+QUICK_MACHINE_NODES = 8
+
+
+def machine_scale(min_nodes, quick=False):
+    """The node counts of a check that runs across a whole partition (at least min_nodes): each
+    partition's size, and with quick, the quick mode's count (QUICK_MACHINE_NODES of them at most)."""
+    return partition_scale("max_nodes", lambda most: sorted({min(most, QUICK_MACHINE_NODES), *(() if quick else (most,))})
+                           if most >= min_nodes else [])
 
 
 class JitterbenchBuild(rfm.CompileOnlyRegressionTest):
@@ -108,7 +123,7 @@ class JitterbenchBuild(rfm.CompileOnlyRegressionTest):
         self.bindir = os.path.join(self.stagedir, "build")
         cc = shlex.quote(self.current_environ.cc)
         self.build_system.commands = [
-            f'cmake -S {shlex.quote(SOURCES)} -B build -DMPI_C_COMPILER="$(command -v {cc})" -DBUILD_TESTING=OFF',
+            f'cmake -S {shlex.quote(str(checkout.sources()))} -B build -DMPI_C_COMPILER="$(command -v {cc})" -DBUILD_TESTING=OFF',
             "cmake --build build -j 2",
         ]
         if self.install_root:
@@ -123,7 +138,7 @@ class JitterbenchBuild(rfm.CompileOnlyRegressionTest):
 
 class SystemReferences(rfm.RegressionTestPlugin):
     """References from <system>.yaml through ReFrame's `$ref`: the machine's own (the main job's
-    baseline), else reference_data's (rfm.reference_files).  With strict_references
+    baseline), else reference_data's (checkout.reference_files).  With strict_references
     (acceptance mode) a missing file fails the test; a malformed one always does, naming the
     entry.  The check runs against its own entry of the file, with the variables the rules do
     not assert unbounded (references.asserted_only: maxima over calls, percentiles this run's
@@ -138,7 +153,7 @@ class SystemReferences(rfm.RegressionTestPlugin):
     @run_after("setup")
     def system_references(self):
         self.reference_docs = []
-        for path in reference_files(self.current_system.name):
+        for path in checkout.reference_files(self.current_system.name):
             try:
                 self.reference_docs.append((path, references.load(path)))
             except references.ReferenceFileError as e:
@@ -146,7 +161,7 @@ class SystemReferences(rfm.RegressionTestPlugin):
         if not self.reference_docs:
             if self.strict_references:
                 raise ReframeError(f"no reference file for system '{self.current_system.name}' in "
-                                   f"{' or '.join(REFERENCE_DIRS)}")
+                                   f"{' or '.join(map(str, checkout.reference_dirs()))}")
             self.references_from = "none: no file for this system"
             return
         self.reference = {"$ref": self.stage_references(*self.reference_docs[0])}
@@ -155,7 +170,7 @@ class SystemReferences(rfm.RegressionTestPlugin):
         """Writes this check's entry of doc, asserted variables only, as the stage's references.yaml."""
         own, released = references.asserted_only(doc, type(self).__name__, getattr(self, "calls", None) or None)
         self.not_asserted = ",".join(released)
-        self.references_from = os.path.relpath(path, REPO) if path.startswith(REPO + os.sep) else path
+        self.references_from = os.path.relpath(path, checkout.root()) if path.startswith(f"{checkout.root()}{os.sep}") else path
         mine = os.path.join(self.stagedir, "references.yaml")
         with open(mine, "w") as f:
             f.write(references.dump(own))
@@ -219,7 +234,8 @@ class MpiCheck(rfm.RunOnlyRegressionTest, SystemReferences):
     # more tasks on a node than it has cores, where the partition allows it (see overcommits)
     overcommit_ok = False
     # the variants the quick mode runs, {parameter: values}: the init hook tags them `quick`
-    quick_variant = {"tasks_per_node": [QUICK_TASKS_PER_NODE], "distribution": ["block"], "rails": [1]}
+    quick_variant = {"nodes": QUICK_NODES, "tasks_per_node": [QUICK_TASKS_PER_NODE], "distribution": ["block"],
+                     "rails": [1]}
 
     def fits(self, partition):
         """Whether this variant's job can run on partition."""

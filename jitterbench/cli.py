@@ -7,7 +7,7 @@ import os
 import sys
 from collections import defaultdict
 
-from . import __version__, benchmarks, bounds, files, history, references, results, runs, settings, simulate, simulate_command, site, verdict_table
+from . import __version__, benchmarks, bounds, checkout, files, history, references, results, runs, settings, simulate, simulate_command, site, verdict_table
 from .arguments import DOCS, subcommand
 from .tables import format_table as _format_table
 
@@ -171,6 +171,18 @@ def parser() -> argparse.ArgumentParser:
     return parser
 
 
+def _reference_path(output, system):
+    """The file `reference -o` writes: SYSTEM.yaml in a folder (one that exists, or a path ending
+    in /, made here), else the file named, which must end in .yaml as ReFrame's lookup does."""
+    if os.path.isdir(output) or output.endswith(os.sep):
+        os.makedirs(output, exist_ok=True)
+        return os.path.join(output, f"{system}.yaml")
+    if not output.endswith((".yaml", ".yml")):
+        raise references.ReferenceFileError(f"{output}: neither a folder nor a .yaml file: name a folder (an "
+                                            f"existing one, or end it with /) or FILE.yaml")
+    return output
+
+
 def run(args) -> int:
     if args.command == "summarize":
         print(summarize(args.files))
@@ -202,7 +214,7 @@ def run(args) -> int:
         if not args.output:
             raise references.ReferenceFileError("name the reference file to write with -o FILE (or a folder)")
         system = args.system or references.system_of(args.reports)
-        output = os.path.join(args.output, f"{system}.yaml") if os.path.isdir(args.output) else args.output
+        output = _reference_path(args.output, system)
         doc = references.build(args.reports, system, args.measured_by or _user_at_host(),
                                args.false_alarm_rate, args.max_detectable)
         text = references.dump(doc)
@@ -220,7 +232,7 @@ def run(args) -> int:
 
 
 # What a bad input or output raises: each one line naming the file, and where it applies the field.
-ERRORS = (files.OutputError, history.HistoryError, references.ReferenceFileError, results.ResultsError, runs.RunsError,
+ERRORS = (checkout.CheckoutError, files.OutputError, history.HistoryError, references.ReferenceFileError, results.ResultsError, runs.RunsError,
           simulate.SimulationInputError, site.SiteError)
 
 

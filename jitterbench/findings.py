@@ -4,14 +4,10 @@ benchmarks they run keep their own descriptors' figures."""
 from __future__ import annotations
 
 import functools
-from pathlib import Path
 
-from . import references
+from . import checkout, references
 from .figures import fmt
 
-# the papers' reference files (their `stated` values): the repository's, whatever
-# JB_REFERENCE_DIR says of the measured references
-PAPERS_DIR = Path(__file__).resolve().parents[1] / "reference_data"
 
 # check -> (the paper's reference file, the ids of its stated values, the finding's variables)
 FINDINGS = {
@@ -37,7 +33,9 @@ FINDINGS = {
 @functools.lru_cache(maxsize=None)
 def stated_text(system, ids):
     """What the paper states: 'quantity: value unit' of each id, from its reference file."""
-    entries = {e["id"]: e for e in references.stated(references.load(PAPERS_DIR / f"{system}.yaml"))}
+    # the papers' reference files: the checkout's, whatever JB_REFERENCE_DIR says of the measured ones
+    papers = checkout.root() / "reference_data" / f"{system}.yaml"
+    entries = {e["id"]: e for e in references.stated(references.load(papers))}
     return "; ".join(f"{entries[i]['quantity']}: {entries[i]['value']} {entries[i]['unit']}" for i in ids
                      if i in entries)
 

@@ -40,7 +40,7 @@ from datetime import datetime, timezone
 import numpy as np
 import orjson
 
-from . import bounds, files, references, rfm
+from . import bounds, checkout, files, references
 
 FALSE_ALARM_RATE = 0.01   # of the whole history's verdict, split over the series
 WINDOW = 50               # runs in otava's sliding window (its default)
@@ -55,7 +55,7 @@ class HistoryError(ValueError):
 def default_store() -> str:
     """Where ReFrame keeps the results: RFM_SQLITE_DB_FILE where a site set it, else the
     configuration's (systems/config.py: $JB_OUTPUT/results.db)."""
-    return os.environ.get("RFM_SQLITE_DB_FILE") or os.path.join(rfm.OUTPUT, "results.db")
+    return str(checkout.results_store())
 
 
 EXTRAS = ("jb_commit", "jb_mode", "jb_cpu", "jb_mpis")  # session_extras' keys
@@ -464,7 +464,12 @@ def command(args) -> int:
         store = None  # a store named, or there: read; else the reports alone
     history = read(reports, since(args.since) if args.since else 0.0, args.check, args.var, args.false_alarm_rate,
                    args.min_step, args.system, store)
-    print(json.dumps(as_json(history), indent=1) if args.json else text(history, args.all))
+    read_from = f"the results store {store}" if store else "the reports alone"
+    if args.json:
+        print(json.dumps({"read": read_from, **as_json(history)}, indent=1))
+    else:
+        print(f"jitterbench history: {read_from}{', ' + str(len(reports)) + ' report(s)' if store and reports else ''}")
+        print(text(history, args.all))
     return 1 if any(s.alarm() for s in history.series) else 0
 
 

@@ -11,14 +11,24 @@ import shutil
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from . import checkout
 from .transports import TRANSPORTS
 
-REPO = Path(__file__).resolve().parent.parent
-BUILD_ROOT = Path(os.environ.get("JB_BUILD_ROOT", REPO / "build"))
-# MPICH (mpich) and Intel MPI (impi-rt, impi-devel) come from PyPI, each into a venv of
-# its own, installed by ci/setup.sh.
-MPICH_ROOT = Path(os.environ.get("JB_MPICH_ROOT", REPO / ".deps" / "mpich"))
-INTEL_MPI_ROOT = Path(os.environ.get("JB_INTEL_MPI_ROOT", REPO / ".deps" / "impi"))
+
+def _from_pypi(variable, name) -> Path:
+    """Where ci/setup.sh installed an MPI from PyPI, each into a venv of its own: MPICH (mpich)
+    and Intel MPI (impi-rt, impi-devel) in the checkout's .deps/NAME, or the variable's folder.
+    Outside any checkout there is none (a path that never exists: available() says no)."""
+    if os.environ.get(variable):
+        return Path(os.environ[variable])
+    try:
+        return checkout.deps() / name
+    except checkout.CheckoutError:
+        return Path(os.devnull) / name
+
+
+MPICH_ROOT = _from_pypi("JB_MPICH_ROOT", "mpich")
+INTEL_MPI_ROOT = _from_pypi("JB_INTEL_MPI_ROOT", "impi")
 
 
 @dataclass(frozen=True)
@@ -55,7 +65,7 @@ class MPI:
         return TRANSPORTS[name].eager_var if name else self.eager_vars.get(fabric, "")
 
     def build_dir(self) -> Path:
-        return BUILD_ROOT / self.name
+        return checkout.builds() / self.name
 
     def binary(self, benchmark: str) -> Path:
         return self.build_dir() / f"jb-{benchmark}"

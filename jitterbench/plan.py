@@ -30,20 +30,24 @@ from collections import defaultdict
 from dataclasses import dataclass
 from pathlib import Path
 
-from . import benchmarks
-
-REPO = Path(__file__).resolve().parent.parent
-DEFAULT_CONFIG = REPO / "systems" / "config.py"
+from . import benchmarks, checkout
 
 # ---- the cost model: each benchmark's descriptor models its run (Descriptor.cost) -----------
-LAUNCH_S = 5.0            # a job's start and end: the launcher, MPI_Init, MPI_Finalize
+JOB_S = 5.0               # a job's start and end under its scheduler
+LAUNCH_S = 1.0            # one launch in the job (a job step): the launcher, MPI_Init, MPI_Finalize
+# The quick mode's cap: the most machine time its cases take on one partition, at any size
+# (checks.QUICK_NODES: the same few node counts on every partition), OSU included
+QUICK_CAP_S = 15 * 60
+# the runs a reference file is made of (docs/references.md)
+REFERENCE_RUNS = 5
 
 
 def run_seconds(v):
-    """The modelled seconds of one run of a variant (a --describe record): its launch and
-    what its check's descriptor models; a check without a descriptor, its launch alone."""
+    """The modelled seconds of a variant's job (a --describe record): its start, and each of its
+    launches (the check's `launches`, JB_LAUNCHES) with what its check's descriptor models; a
+    check without a descriptor, its launches alone."""
     described = benchmarks.by_check(v.get("@class"))
-    return LAUNCH_S + (described.cost(v) if described else 0.0)
+    return JOB_S + (v.get("launches") or 1) * (LAUNCH_S + (described.cost(v) if described else 0.0))
 
 
 # ---- the plan ----------------------------------------------------------------------------
@@ -211,6 +215,18 @@ def summary(system, mode, planned, listed=False):
     lines.append(f"{len(planned)} test case(s); durations: {measured} measured in a previous run (--from), "
                  f"{len(planned) - measured} from the benchmarks' descriptors' cost model; time is run one after "
                  "the other, as the modes run")
+    by_partition = defaultdict(float)
+    for c in planned:
+        by_partition[c.partition] += c.seconds
+    if mode == "quick":  # the cap the quick mode is designed to, against what this plan models
+        lines += [f"quick cap {QUICK_CAP_S // 60} min a partition: {p} {_duration(t)}"
+                  f"{'' if t <= QUICK_CAP_S else ' OVER THE CAP: name fewer environments or checks (-p, -n)'}"
+                  for p, t in sorted(by_partition.items())]
+    if mode == "acceptance":  # what references cost before the first judged run
+        lines.append(f"references (docs/references.md): {REFERENCE_RUNS} runs of this mode, "
+                     f"{REFERENCE_RUNS * sum(c.node_hours for c in planned):.1f} node-hours, "
+                     f"{_duration(REFERENCE_RUNS * max(by_partition.values(), default=0))} on the busiest partition; "
+                     f"quick references first cost {REFERENCE_RUNS} quick runs")
     return "\n".join(lines)
 
 
@@ -225,8 +241,8 @@ def parser():
                         "(default: the first system whose hostnames match this host, as reframe chooses)")
     p.add_argument("--mode", default="acceptance", metavar="MODE",
                    help="the mode: quick, acceptance or papers (default: acceptance)")
-    p.add_argument("-C", "--config", default=str(DEFAULT_CONFIG), metavar="FILE",
-                   help="the ReFrame configuration (default: systems/config.py of this checkout)")
+    p.add_argument("-C", "--config", metavar="FILE", help="the ReFrame configuration; its checkout's checks are "
+                   "planned (default: systems/config.py of the checkout run from)")
     # ReFrame's own selections, handed to `reframe --describe` as they are
     p.add_argument("-n", "--name", action="append", default=[], metavar="PATTERN",
                    help="only the checks whose name matches PATTERN, as reframe -n (repeatable)")
@@ -259,7 +275,8 @@ def main(argv=None) -> int:
     from .cli import say  # noqa: PLC0415  one line, whatever the message quotes
     args = parser().parse_args(argv)
     try:
-        config = load_configuration(args.config)
+        args.config = args.config or str(checkout.config())
+        config = load_configuration(args.config)  # which names its checkout (checkout.use)
         system, _, partition = (args.system or host_system(config)).partition(":")
         systems = [s["name"] for s in config["systems"]]
         if system not in systems:
@@ -284,13 +301,14 @@ def main(argv=None) -> int:
         options = [*(o for n in args.name for o in ("-n", n)), *(o for n in args.prgenv for o in ("-p", n)),
                    *(o for v in args.setvar for o in ("-S", v))]
         variants = describe(args.config, args.system or system, args.mode, options=options)
-    except PlanError as e:
+    except (PlanError, checkout.CheckoutError) as e:
         say(f"jitterbench plan: error: {e}")
         return 2
     except (RuntimeError, subprocess.TimeoutExpired) as e:
         say(f"jitterbench plan: error: {e}")
         return 1
     planned = cases(config, system, variants, durations, partition, args.prgenv)
+    print(f"jitterbench plan: {checkout.describe()}, configuration {args.config}")
     if not planned:  # a misspelt -n or -p selects nothing: never a plan of nothing that looks like one
         say(f"jitterbench plan: error: no test case of mode {args.mode} on {args.system or system} is selected"
             f"{' by ' + ' '.join(options) if options else ''}: see the checks with "

@@ -62,7 +62,7 @@ import subprocess
 import numpy as np
 import yaml
 
-from . import benchmarks, bounds, fingerprint, sweeps
+from . import benchmarks, bounds, checkout, fingerprint, sweeps
 from .files import is_number, loads_yaml, read_json, read_text
 
 PROVENANCE_KEYS = ("system", "source", "date", "method")
@@ -458,11 +458,11 @@ def _no_paths(command):
 
 
 def commit() -> str:
-    """The jitterbench commit that builds the bounds (git, where the package is a checkout)."""
+    """The jitterbench commit that builds the bounds (git, where the checkout is a clone)."""
     try:
-        out = subprocess.run(["git", "-C", os.path.dirname(os.path.abspath(__file__)), "rev-parse", "--short=12",
+        out = subprocess.run(["git", "-C", str(checkout.root()), "rev-parse", "--short=12",
                               "HEAD"], capture_output=True, text=True, timeout=10)
-    except (OSError, subprocess.SubprocessError):
+    except (OSError, subprocess.SubprocessError, checkout.CheckoutError):
         return "unknown"
     return out.stdout.strip() if out.returncode == 0 else "unknown"
 
@@ -631,8 +631,7 @@ def check_machine(paths, system=None):
     """Whether a machine matches reference files' fingerprints: (matched, one line per file).
     paths: reference files (.yaml) and run reports; the machine is the reports' (each measured
     case's CPU, MPI library and transport under its environment), else this host's CPU; the
-    files are those given, else the ones the reports' system is judged by (rfm.reference_files)."""
-    from . import rfm  # noqa: PLC0415  imports ReFrame's launchers: only where the lookup is needed
+    files are those given, else the ones the reports' system is judged by (checkout.reference_files)."""
     files_given = [p for p in paths if str(p).endswith((".yaml", ".yml"))]
     reports = [p for p in paths if p not in files_given]
     cases = [case for _, _, case in _measured(reports)]
@@ -645,9 +644,9 @@ def check_machine(paths, system=None):
         [({"cpu": fingerprint.this_host()}, None)]
     if not files_given and not system:
         raise ReferenceFileError("name a reference file, or a run report whose system's files to check")
-    candidates = files_given or rfm.reference_files(system)
+    candidates = files_given or checkout.reference_files(system)
     if not candidates:
-        return False, [f"no reference file for system '{system}' in {' or '.join(rfm.REFERENCE_DIRS)}"]
+        return False, [f"no reference file for system '{system}' in {' or '.join(map(str, checkout.reference_dirs()))}"]
     matched, lines = False, []
     for path in candidates:
         fp = load(path).get("fingerprint")

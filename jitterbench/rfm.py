@@ -12,20 +12,6 @@ import os
 from . import launchers  # noqa: F401  registers jb-mpirun, poe, bgp-mpirun and yod
 from .transports import TRANSPORTS
 
-REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-SOURCES = os.path.join(REPO, "src")
-# empty counts as unset: CI variables are often declared empty
-OUTPUT = os.environ.get("JB_OUTPUT") or os.path.join(REPO, "output")
-REFERENCE_DIR = os.environ.get("JB_REFERENCE_DIR") or os.path.join(REPO, "reference_data")
-# where the references are looked for, in order: the machine's own (the baseline ci/main.sh
-# records where no other file matches), then JB_REFERENCE_DIR's, else the shipped ones
-REFERENCE_DIRS = [os.path.join(OUTPUT, "references"), REFERENCE_DIR]
-
-
-def reference_files(system):
-    """The reference files of system that exist, in the order they are tried."""
-    return [p for p in (os.path.join(d, f"{system}.yaml") for d in REFERENCE_DIRS) if os.path.exists(p)]
-
 
 def results_handlers():
     """ReFrame's httpjson perflog handler where a site sets JB_RESULTS_URL (docs/history.md): one

@@ -24,13 +24,18 @@ import tempfile
 from collections import defaultdict
 from pathlib import Path
 
-from . import files, mpi
+from . import checkout, files, mpi
 from .settings import CONTROL
 
-REPO = Path(__file__).resolve().parent.parent
-SYSTEMS = REPO / "systems"
-SITES = SYSTEMS / "sites"
-PAPERS = SYSTEMS / "papers"
+
+def sites_folder() -> Path:
+    """The systems that run here or at a site: the checkout's systems/sites/."""
+    return checkout.systems() / "sites"
+
+
+def papers_folder() -> Path:
+    """The papers' machines: the checkout's systems/papers/."""
+    return checkout.systems() / "papers"
 
 
 class SiteError(ValueError):
@@ -95,23 +100,30 @@ def _modules_system_problem(kind, checked):
     return checked[kind]
 
 
+def _names_modules(module) -> bool:
+    """Whether a system loads any module: its own, a partition's or an environment's."""
+    return bool(module.SYSTEM.get("modules") or any(p.get("modules") for p in module.SYSTEM.get("partitions", []))
+                or any(e.get("modules") for e in module.ENVIRONMENTS))
+
+
 def _running(argv) -> bool:
     """Whether ReFrame's command line runs checks (-r, --run, --dry-run), not only lists or
     describes them."""
     return any(a in ("-r", "--run", "--dry-run") for a in argv[1:])
 
 
-def load_systems(folders=(SITES, PAPERS), argv=None, say=None) -> list:
+def load_systems(folders=None, argv=None, say=None) -> list:
     """Every system module of folders, in the order ReFrame tries their hostnames: the sites
     and the papers' machines by name, then those that set FALLBACK (local, whose hostnames
     match any host), so that a site's own hostnames win.  A module that does not load (a
     syntax error, an unknown key, a misspelt name) is named in one line and left out: the
     other systems still load.  A system whose modules system this host lacks (no Lmod on a
-    laptop) is read without modules (nomod), said once, unless checks are run (-r): then
-    ReFrame's own refusal stands."""
+    laptop) is read without modules (nomod), said once, unless checks are run (-r) that load
+    modules: then ReFrame's own refusal stands."""
     argv = sys.argv if argv is None else argv
     say = say or (lambda line: print(line, file=sys.stderr))
-    paths = [p for folder in folders for p in sorted(Path(folder).glob("*.py")) if not p.name.startswith("_")]
+    paths = [p for folder in folders or (sites_folder(), papers_folder()) for p in sorted(Path(folder).glob("*.py"))
+             if not p.name.startswith("_")]
     modules, checked, without = [], {}, defaultdict(list)
     for path in paths:
         try:
@@ -122,13 +134,13 @@ def load_systems(folders=(SITES, PAPERS), argv=None, say=None) -> list:
                 f"fixed (the other systems load)")
             continue
         problem = _modules_system_problem(module.SYSTEM.get("modules_system"), checked)
-        if problem and not _running(argv):
+        if problem and not (_running(argv) and _names_modules(module)):
             without[problem].append(module.SYSTEM["name"])
             module.SYSTEM["modules_system"] = "nomod"
         modules.append(module)
     for problem, names in without.items():
-        say(f"jitterbench: {problem}: system(s) {', '.join(names)} listed and planned without modules "
-            f"(a run there needs them)")
+        say(f"jitterbench: {problem}: system(s) {', '.join(names)} read without modules here (a run there "
+            f"that loads modules needs them)")
     return sorted(modules, key=lambda m: bool(getattr(m, "FALLBACK", False)))  # stable: by name within
 
 
@@ -406,10 +418,10 @@ def _write_new(path: Path, text: str):
 def new(name, hostnames, scheduler, launcher, mpis, network, partitions, sites=None, command=""):
     """Writes the site's module and Spack files under sites (systems/sites/); returns their
     paths.  Nothing is written unless every input is good and no file of the site exists yet."""
-    sites = Path(sites or SITES)
+    sites = Path(sites or sites_folder())
     if not NAME.fullmatch(name):
         raise SiteError(f"site name '{name[:60]}' must be a lower-case letter, then up to 39 of a-z, 0-9, _ and -")
-    taken = {p.stem for folder in (sites, PAPERS) for p in Path(folder).glob("*.py")}
+    taken = {p.stem for folder in (sites, papers_folder()) for p in Path(folder).glob("*.py")}
     if name in taken or (sites / name).exists():
         raise SiteError(f"a system named '{name}' exists already ({sites / name}.py or its folder): "
                         "choose another name, or edit it")
@@ -484,6 +496,7 @@ def command(args, sites=None):
             f"--network={args.network}", *(f"--partition={p}" for p in args.partition)]
     written = new(args.name, args.hostname, args.scheduler, args.launcher, args.mpi, args.network, args.partition,
                   sites, shlex.join(argv))
+    print(f"jitterbench site new: {checkout.describe()}")
     for path in written:
         print(f"wrote {path}")
-    print(f"next: fill in the lines marked SITE, then  reframe -C systems/config.py --system {args.name} -l")
+    print(f"next: fill in the lines marked SITE, then  reframe -C {checkout.config()} --system {args.name} -l")

@@ -9,13 +9,13 @@ import reframe.utility.sanity as sn
 from reframe.core.builtins import parameter, run_after, sanity_function, variable
 
 from jitterbench import benchmarks
-from jitterbench.checks import JitterbenchCheck, partition_scale
+from jitterbench.checks import JitterbenchCheck, machine_scale
 
 RECORD = benchmarks.by_benchmark("congestion")
 CANARIES = ("latency", "bandwidth", "allreduce")
 CONGESTORS = ("alltoall", "incast", "bcast")
 # four nodes at least (the record's min_nodes): two for the canaries, two for one kind of congestor
-EVERY_NODE = partition_scale("max_nodes", lambda most: [most] if most >= RECORD.min_nodes else [])
+EVERY_NODE = machine_scale(RECORD.min_nodes)
 
 
 def canary_nodes(nodes):
@@ -33,7 +33,8 @@ class CongestionCheck(JitterbenchCheck):
     distribution = parameter(["block"], type=str, loggable=True)
     rounds = variable(int, value=RECORD.value("rounds"), loggable=True)
     congestors = variable(str, value="", loggable=True)  # the kinds the run had nodes for
-    quick_variant = {**JitterbenchCheck.quick_variant, "tasks_per_node": [1], "nodes": EVERY_NODE}
+    quick_variant = {**JitterbenchCheck.quick_variant, "tasks_per_node": [1],
+                     "nodes": machine_scale(RECORD.min_nodes, quick=True)}
     # one launch: its figures are ratios of the congested to the isolated phase, which alternate
     # over rounds within the launch, so what one launch shares with the other cancels
     over_launches = False

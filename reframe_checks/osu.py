@@ -72,6 +72,8 @@ class OsuCheck(MpiCheck):
     # tasks per node change, jitterbench's own checks measure
     tasks_per_node = parameter([QUICK_TASKS_PER_NODE], type=int, loggable=True)
     distribution = parameter(["block"], type=str, loggable=True)
+    # the quick mode's smoke test: latency and bandwidth between two tasks, and one collective
+    quick_variant = {**MpiCheck.quick_variant, "benchmark": ["osu_latency", "osu_bw", "osu_alltoall"]}
     # the bandwidth programs' buffer policy (-b), as jb-pingpong's JSON records its own
     buffers = variable(str, value="", loggable=True)
 

@@ -14,10 +14,10 @@ import reframe.utility.sanity as sn
 from reframe.core.builtins import parameter, run_after, run_before, sanity_function, variable
 
 from jitterbench import benchmarks
-from jitterbench.checks import JitterbenchCheck, partition_scale
+from jitterbench.checks import JitterbenchCheck, machine_scale
 
 RECORD = benchmarks.by_benchmark("pairs")
-EVERY_NODE = partition_scale("max_nodes", lambda most: [most] if most >= RECORD.min_nodes else [])
+EVERY_NODE = machine_scale(RECORD.min_nodes)
 
 
 @rfm.simple_test
@@ -32,7 +32,8 @@ class PairsCheck(JitterbenchCheck):
     bandwidth_size = variable(int, value=RECORD.value("bandwidth_size"), loggable=True)
     # the nodes the run named outliers, 'node (host)', or 'none'
     named_nodes = variable(str, value="", loggable=True)
-    quick_variant = {**JitterbenchCheck.quick_variant, "tasks_per_node": [1], "nodes": EVERY_NODE}
+    quick_variant = {**JitterbenchCheck.quick_variant, "tasks_per_node": [1],
+                     "nodes": machine_scale(RECORD.min_nodes, quick=True)}
     # one launch: the tournament already repeats every pair over passes with the nodes shuffled
     # afresh, and names a pair or node only where every pass agrees (src/pairs/README.md)
     over_launches = False

@@ -20,11 +20,18 @@ REPO = os.path.dirname(HERE)
 if REPO not in sys.path:
     sys.path.append(REPO)
 
+from jitterbench import checkout  # noqa: E402
+
+# this checkout's sources, checks and folders, whichever checkout's package is installed
+# (jitterbench/checkout.py)
+checkout.use(REPO)
 import jitterbench.benchmarks  # noqa: E402
 import jitterbench.launchers  # noqa: E402,F401  registers the jb-mpirun, poe, bgp-mpirun and yod launchers
 from jitterbench import site  # noqa: E402
 from jitterbench import settings  # noqa: E402
-from jitterbench.rfm import OUTPUT, results_handlers  # noqa: E402  OUTPUT: JB_OUTPUT, else output/ of the checkout
+from jitterbench.rfm import results_handlers  # noqa: E402
+
+OUTPUT = str(checkout.output())  # JB_OUTPUT, else output/ of the checkout
 
 try:  # every JB_* variable, before ReFrame runs anything
     settings.check()

@@ -52,6 +52,7 @@ from pathlib import Path
 
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
+from jitterbench import checkout  # noqa: E402
 from jitterbench import benchmarks as records  # noqa: E402
 from jitterbench import mpi as mpis  # noqa: E402
 
@@ -80,7 +81,7 @@ MEMORY_CAPPED = re.compile(r"hard rss limit exhausted|cannot allocate")
 
 
 def sanitized_build_dir(mpi=mpis.OPENMPI) -> Path:
-    return mpis.BUILD_ROOT / f"asan-{mpi.name}"
+    return checkout.builds() / f"asan-{mpi.name}"
 
 
 def build_sanitized(mpi=mpis.OPENMPI) -> Path:

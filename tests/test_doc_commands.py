@@ -62,7 +62,8 @@ def commands():
                         command.append(word)  # a leading VAR=value is the command's environment
         for span in SPAN.finditer(text):
             words = [w for w in re.split(r"[\s\[\]|]+", span[1]) if w]
-            out.append((doc.name, words))
+            if not any(w.endswith(":") for w in words[:3]):  # `jitterbench plan: checkout ...` is what it prints
+                out.append((doc.name, words))
     return out
 
 

@@ -103,7 +103,7 @@ MISTAKES = [
      ["site", "new", "acme", "--scheduler", "slurm", "--launcher", "srun", "--mpi", "openmpii", "--network", "ib",
       "--partition", "compute:4:8"], {}, ["'openmpii'", "known: openmpi"]),
     ("a host no site names, without --system",
-     lambda t: site.fallback_note(site.load_systems([site_file(t, "", ""), site.SITES], say=SAID.append),
+     lambda t: site.fallback_note(site.load_systems([site_file(t, "", ""), site.sites_folder()], say=SAID.append),
                                   argv=["reframe", "-r"], environ={}, hostname="laptop"), {},
      ["(acme)", "'laptop'", "--system local"]),
 ]

@@ -16,15 +16,16 @@ REPO = Path(__file__).resolve().parent.parent
 REFRAME = Path(sys.executable).parent / "reframe"
 
 
-def lmod_site(tmp_path):
-    """A site of `site new` under tmp_path/sites, its modules system Lmod (systems/config.py would
-    load it from systems/sites/)."""
+def lmod_site(tmp_path, modules=()):
+    """A site of `site new` under tmp_path/sites, its modules system Lmod, its Open MPI loaded by
+    modules (systems/config.py would load it from systems/sites/)."""
     sites = tmp_path / "sites"
     sites.mkdir()
     site.new("acme", [r"^acme-login\d+$"], "slurm", "srun", ["openmpi", "mpich"], "ib",
              ["compute:4:8", "debug:2:8"], sites)
     module = sites / "acme.py"
-    module.write_text(module.read_text().replace('"modules_system": "nomod"', '"modules_system": "lmod"'))
+    text = module.read_text().replace('"modules_system": "nomod"', '"modules_system": "lmod"')
+    module.write_text(text.replace('"openmpi": {"modules": []', f'"openmpi": {{"modules": {list(modules)!r}', 1))
     return sites
 
 
@@ -67,15 +68,18 @@ def test_plan_keeps_the_partition_and_environments_selected():
 @pytest.mark.unit
 def test_a_site_without_its_modules_system_here_is_read_without_modules_and_said_once(tmp_path, monkeypatch):
     monkeypatch.delenv("LMOD_CMD", raising=False)  # ReFrame's test of a sane Lmod (reframe/core/modules.py)
-    sites = lmod_site(tmp_path)
+    sites = lmod_site(tmp_path, ["openmpi/4.1.6"])
     said = []
     (acme,) = site.load_systems([sites], argv=["reframe", "--system", "acme", "-l"], say=said.append)
     assert acme.SYSTEM["modules_system"] == "nomod"
     assert said == ["jitterbench: could not find a sane Lmod installation: environment variable LMOD_CMD is not "
-                    "defined: system(s) acme listed and planned without modules (a run there needs them)"]
-    said.clear()  # a run keeps the site's modules system: ReFrame refuses it in its own words
+                    "defined: system(s) acme read without modules here (a run there that loads modules needs them)"]
+    said.clear()  # a run that loads modules keeps the site's modules system: ReFrame refuses it in its own words
     (acme,) = site.load_systems([sites], argv=["reframe", "--system", "acme", "-r"], say=said.append)
     assert acme.SYSTEM["modules_system"] == "lmod" and said == []
+    shutil.rmtree(sites)  # a run that loads none needs no modules system
+    (acme,) = site.load_systems([lmod_site(tmp_path)], argv=["reframe", "--system", "acme", "-r"], say=said.append)
+    assert acme.SYSTEM["modules_system"] == "nomod" and len(said) == 1
 
 
 @pytest.mark.reframe

@@ -15,7 +15,7 @@ from conftest import checkout_copy
 from jitterbench import site
 from jitterbench import transports as T
 
-REPO = site.REPO
+REPO = Path(__file__).resolve().parents[1]
 REFRAME = Path(sys.executable).with_name("reframe")
 ACME = ["--hostname", r"^acme-login\d+$", "--scheduler", "slurm", "--launcher", "srun", "--mpi", "openmpi",
         "--mpi", "intelmpi", "--network", "ib", "--partition", "compute:256:128", "--partition", "debug:4:64:--qos=debug"]
@@ -97,12 +97,12 @@ def test_a_tcp_site_builds_no_perftest_and_lists_no_rdma_libraries(tmp_path):
 ])
 @pytest.mark.unit
 def test_bad_input_is_one_line_and_writes_nothing(args, message):
-    before = {p: hashlib.sha256(p.read_bytes()).hexdigest() for p in site.SITES.rglob("*") if p.is_file()}
+    before = {p: hashlib.sha256(p.read_bytes()).hexdigest() for p in site.sites_folder().rglob("*") if p.is_file()}
     proc = jitterbench("site", "new", *args)
     assert proc.returncode == 2 and proc.stdout == ""
     assert proc.stderr.count("\n") == 1 and proc.stderr.startswith("jitterbench: error: "), proc.stderr
     assert message in proc.stderr, proc.stderr
-    after = {p: hashlib.sha256(p.read_bytes()).hexdigest() for p in site.SITES.rglob("*") if p.is_file()}
+    after = {p: hashlib.sha256(p.read_bytes()).hexdigest() for p in site.sites_folder().rglob("*") if p.is_file()}
     assert after == before
 
 
@@ -138,8 +138,8 @@ def test_a_write_that_fails_leaves_nothing_behind(tmp_path, monkeypatch):
 def test_the_systems_load_from_both_folders_with_local_last():
     modules = site.load_systems()
     names = [m.SYSTEM["name"] for m in modules]
-    assert names[-1] == "local" and set(names) == {p.stem for f in (site.SITES, site.PAPERS) for p in f.glob("*.py")}
-    assert sorted(p.stem for p in site.PAPERS.glob("*.py")) == ["bgp", "c1a", "hpce", "hpcx", "sp2", "xt3"]
+    assert names[-1] == "local" and set(names) == {p.stem for f in (site.sites_folder(), site.papers_folder()) for p in f.glob("*.py")}
+    assert sorted(p.stem for p in site.papers_folder().glob("*.py")) == ["bgp", "c1a", "hpce", "hpcx", "sp2", "xt3"]
     # local is chosen by no hostname of its own: only as the fallback, and says so
     note = site.fallback_note(modules, argv=["reframe"], environ={}, hostname="some-host")
     assert note.startswith("jitterbench: no site of systems/sites/ names host 'some-host'") and "'local'" in note
@@ -151,7 +151,7 @@ def test_the_systems_load_from_both_folders_with_local_last():
 @pytest.mark.unit
 def test_a_site_whose_hostnames_match_comes_before_local_and_silences_the_note(tmp_path):
     site.new("acme", [r"^acme-login\d+$"], "slurm", "srun", ["openmpi"], "tcp", ["p:2:2"], tmp_path)
-    modules = site.load_systems([tmp_path, site.SITES])
+    modules = site.load_systems([tmp_path, site.sites_folder()])
     assert [m.SYSTEM["name"] for m in modules][0] == "acme"
     assert site.fallback_note(modules, argv=["reframe"], environ={}, hostname="acme-login3") is None
 
@@ -163,7 +163,8 @@ def test_reframe_lists_the_checks_of_a_site_written_by_the_command(tmp_path):
     copy = checkout_copy(tmp_path / "checkout")
     made = jitterbench("site", "new", "acme", *ACME, cwd=copy)
     assert made.returncode == 0, made.stderr
-    assert made.stdout.splitlines()[:3] == [f"wrote {copy}/systems/sites/acme/packages.yaml",
+    assert made.stdout.splitlines()[:4] == [f"jitterbench site new: checkout {copy}",
+                                            f"wrote {copy}/systems/sites/acme/packages.yaml",
                                             f"wrote {copy}/systems/sites/acme/definitions.yaml",
                                             f"wrote {copy}/systems/sites/acme.py"]
     status = subprocess.run(["git", "status", "--porcelain"], cwd=copy, capture_output=True, text=True).stdout
@@ -191,3 +192,24 @@ def test_the_local_partition_runs_no_more_tasks_a_node_than_cpus_it_may_use():
                           capture_output=True, text=True, timeout=120, cwd=REPO)
     assert done.returncode == 0, done.stderr
     assert done.stdout.strip() == "1"
+
+
+@pytest.mark.reframe
+def test_quick_stays_within_its_cap_at_any_site_size(tmp_path):
+    """jitterbench plan for a site of 4096 and 64 nodes: the quick mode's cases are the same few at
+    any size (two nodes; pairs and congestion at eight), within 15 minutes of each partition.
+    (What the acceptance references cost: tests/test_first_day.py.)"""
+    copy = checkout_copy(tmp_path / "checkout")
+    made = jitterbench("site", "new", "huge", "--hostname", "^huge-login$", "--scheduler", "slurm", "--launcher",
+                       "srun", "--mpi", "openmpi", "--mpi", "mpich", "--mpi", "intelmpi", "--network", "ib",
+                       "--partition", "cpu:4096:128", "--partition", "small:64:64", cwd=copy)
+    assert made.returncode == 0, made.stderr
+    env = {**os.environ, "JB_OUTPUT": str(tmp_path / "out")}
+    quick = subprocess.run([sys.executable, "-m", "jitterbench", "plan", "--system", "huge", "--mode", "quick"],
+                           cwd=copy, env=env, capture_output=True, text=True, timeout=900)
+    assert quick.returncode == 0, quick.stderr
+    caps = [line for line in quick.stdout.splitlines() if line.startswith("quick cap 15 min a partition: ")]
+    assert [line.split()[6] for line in caps] == ["huge:cpu", "huge:small"] and "OVER" not in quick.stdout, caps
+    nodes = {int(n) for line in quick.stdout.splitlines()[2:] if line.endswith(tuple("0123456789"))
+             for n in line.split()[2].split("-") if line.split()[0].endswith("Check")}
+    assert max(nodes) <= 8, quick.stdout

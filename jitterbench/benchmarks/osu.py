@@ -7,7 +7,7 @@ import statistics
 from collections import defaultdict
 
 from ..figures import figure, finish, fmt, line_plot, subplots
-from . import Descriptor
+from . import Descriptor, _cost as cost
 from .perftest import CHECK as PERFTEST
 from .pingpong import CHECK as PINGPONG
 
@@ -57,5 +57,32 @@ def osu(col):
     return ("label", "environ", "benchmark", "quantity", "size", "value", "repeats"), rows, fig, note
 
 
-# OSU's sizes up to 1 MB, a run per program
-DESCRIPTOR = Descriptor(check=CHECK, benchmark=None, order=90, figures=(osu,), cost=lambda v: 30.0)
+# What a program's run costs, from OSU 7.4's own loops (c/util/osu_util.h: iterations plus
+# warm-up, at and below LARGE_MESSAGE_SIZE, then above) and the sizes OsuCheck asks for
+# (reframe_checks/osu.py, -m): the same rough message model as jitterbench's own benchmarks.
+OSU_LARGE = 8192
+OSU_LOOPS = {"latency": (10000 + 100, 1000 + 10), "bandwidth": (100 + 10, 20 + 2),
+             "collective": (1000 + 100, 100 + 10)}
+OSU_WINDOW = 64  # WINDOW_SIZE_LARGE: messages in flight per iteration of the bandwidth programs
+# program: (loops, largest size, messages an iteration costs one task, given the run's tasks)
+OSU_RUNS = {
+    "osu_latency": ("latency", 65536, lambda tasks: 2),
+    "osu_multi_lat": ("latency", 65536, lambda tasks: 2),
+    "osu_bw": ("bandwidth", 1048576, lambda tasks: OSU_WINDOW + 1),
+    "osu_bibw": ("bandwidth", 1048576, lambda tasks: 2 * OSU_WINDOW + 1),
+    "osu_mbw_mr": ("bandwidth", 1048576, lambda tasks: OSU_WINDOW + 1),
+    "osu_alltoall": ("collective", 65536, lambda tasks: tasks - 1),
+}
+
+
+def osu_seconds(v):
+    """One run of the variant's program (a --describe record) over its sizes 1, 2, 4 ... bytes."""
+    tasks = cost.tasks(v)
+    if v.get("benchmark") == "osu_barrier":
+        return sum(OSU_LOOPS["collective"]) * cost.barrier_s(tasks)
+    loops, largest, messages = OSU_RUNS.get(v.get("benchmark"), OSU_RUNS["osu_bw"])
+    sizes = [1 << k for k in range(largest.bit_length())]
+    return sum(OSU_LOOPS[loops][size > OSU_LARGE] * messages(tasks) * cost.message_s(size) for size in sizes)
+
+
+DESCRIPTOR = Descriptor(check=CHECK, benchmark=None, order=90, figures=(osu,), cost=osu_seconds)
