@@ -86,9 +86,9 @@ def test_a_site_without_its_modules_system_here_is_read_without_modules_and_said
 def test_a_site_with_lmod_lists_and_plans_off_cluster_and_quick_sets_no_variable_a_check_lacks(tmp_path):
     """reframe -l and jitterbench plan on a copy of the checkout holding a two-partition Lmod site,
     without Lmod; the quick listing warns of no variable left unset."""
-    copy = tmp_path / "checkout"  # what the configuration reads: its systems, the checks, the references
+    copy = tmp_path / "checkout"  # what a checkout is (jitterbench/checkout.py) and the configuration reads
     copy.mkdir()
-    for folder in ("systems", "reframe_checks", "reference_data"):
+    for folder in ("systems", "reframe_checks", "reference_data", "src"):
         shutil.copytree(REPO / folder, copy / folder, ignore=shutil.ignore_patterns("__pycache__"))
     sites = lmod_site(tmp_path)
     for entry in sites.iterdir():
