@@ -50,13 +50,33 @@ PROJECT_SYSTEMS = ("local", "vcluster", "torus")
 
 
 @functools.lru_cache(maxsize=None)
-def _schema_keys():
-    """The keys ReFrame's configuration schema allows in a system and in a partition
-    (reframe/schemas/config.json, "additionalProperties": false in both)."""
+def _schema():
+    """ReFrame's configuration schema (reframe/schemas/config.json), which it validates a whole
+    configuration against (reframe/core/config.py: jsonschema.validate): one bad system there
+    stops ReFrame for every system."""
     import reframe  # noqa: PLC0415
     with open(Path(reframe.__file__).parent / "schemas" / "config.json") as f:
-        system = json.load(f)["properties"]["systems"]["items"]
+        return json.load(f)
+
+
+def _schema_keys():
+    """The keys ReFrame's schema allows in a system and in a partition ("additionalProperties":
+    false in both)."""
+    system = _schema()["properties"]["systems"]["items"]
     return set(system["properties"]), set(system["properties"]["partitions"]["items"]["properties"])
+
+
+def _schema_problem(module):
+    """Where a system module's SYSTEM and ENVIRONMENTS break ReFrame's schema (a value of the
+    wrong kind, a required key missing), as ReFrame's own validation would, or None."""
+    import jsonschema  # noqa: PLC0415  ReFrame's own dependency, with which it validates
+    doc = {"systems": [module.SYSTEM], "environments": module.ENVIRONMENTS, "logging": []}
+    error = jsonschema.exceptions.best_match(jsonschema.Draft7Validator(_schema()).iter_errors(doc))
+    if error is None:
+        return None
+    where = "/".join(map(str, error.absolute_path)).replace("systems/0", "SYSTEM", 1).replace(
+        "environments/", "ENVIRONMENTS/", 1)
+    return f"{where or 'the system'}: {error.message[:200]} (ReFrame's configuration schema)"
 
 
 def _unknown(kind, key, known):
@@ -81,6 +101,9 @@ def _load(path: Path):
         for key in part:
             if key not in partition_keys:
                 raise SiteError(_unknown(f"partition '{part.get('name')}'", key, partition_keys))
+    problem = _schema_problem(module)
+    if problem:
+        raise SiteError(problem)
     return module
 
 
