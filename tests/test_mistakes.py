@@ -143,3 +143,11 @@ def test_a_mistake_is_one_line_naming_it_and_what_to_do(mistake, run, environ, s
 @pytest.mark.unit
 def test_the_table_holds_twenty_mistakes_or_more():
     assert len(MISTAKES) >= 20 and len({m[0] for m in MISTAKES}) == len(MISTAKES)
+
+
+@pytest.mark.unit
+def test_a_site_file_that_does_not_load_leaves_the_other_systems_loaded(tmp_path):
+    sites = site_file(tmp_path, "MPIS = {", "MPIS = {(")
+    said = []
+    names = [m.SYSTEM["name"] for m in site.load_systems([sites, site.sites_folder()], say=said.append)]
+    assert "acme" not in names and {"local", "vcluster"} <= set(names) and len(said) == 1

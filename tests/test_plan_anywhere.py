@@ -107,3 +107,15 @@ def test_a_site_with_lmod_lists_and_plans_off_cluster_and_quick_sets_no_variable
     quick = subprocess.run([str(REFRAME), "-C", "systems/config.py", "--system", "local", "--mode", "quick", "-l"],
                            cwd=copy, env=env, capture_output=True, text=True, timeout=600)
     assert quick.returncode == 0 and "were not set" not in quick.stdout + quick.stderr, quick.stdout[-2000:]
+    # a site file that does not load: named in one line, the others list; a host no site names: a stop
+    (copy / "systems" / "sites" / "broken.py").write_text("SYSTEM = {\n")
+    listed = subprocess.run([str(REFRAME), "-C", "systems/config.py", "--system", "local", "-l"], cwd=copy, env=env,
+                            capture_output=True, text=True, timeout=600)
+    assert listed.returncode == 0 and "- HaloCheck" in listed.stdout, listed.stderr
+    assert [line for line in listed.stderr.splitlines() if "broken.py" in line] == [
+        line for line in listed.stderr.splitlines() if line.startswith("jitterbench: ") and "Lmod" not in line]
+    assert "Traceback" not in listed.stderr and listed.stderr.count("broken.py: SyntaxError") == 1
+    stopped = subprocess.run([str(REFRAME), "-C", "systems/config.py", "-l"], cwd=copy, env=env,
+                             capture_output=True, text=True, timeout=600)
+    assert stopped.returncode != 0 and "Traceback" not in stopped.stderr
+    assert "no site of systems/sites/ (acme) names host" in stopped.stderr and "--system local" in stopped.stderr
