@@ -59,6 +59,10 @@ def _schema():
         return json.load(f)
 
 
+# the names of a system module that systems/config.py reads
+MODULE_NAMES = ("SYSTEM", "ENVIRONMENTS", "QUICK", "ONLY", "PAPERS", "FALLBACK")
+
+
 def _schema_keys():
     """The keys ReFrame's schema allows in a system and in a partition ("additionalProperties":
     false in both)."""
@@ -104,6 +108,10 @@ def _load(path: Path):
     problem = _schema_problem(module)
     if problem:
         raise SiteError(problem)
+    for name in vars(module):  # a misspelt QUICK would leave the mode's own options, silently
+        near = difflib.get_close_matches(name, MODULE_NAMES, n=1, cutoff=0.8) if name.isupper() else []
+        if near and name not in MODULE_NAMES:
+            raise SiteError(f"{name}: no name systems/config.py reads (did you mean {near[0]}?)")
     return module
 
 
