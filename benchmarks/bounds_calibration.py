@@ -18,7 +18,7 @@ import numpy as np
 from scipy import stats
 
 from jitterbench import bounds
-from jitterbench.tables import format_table
+from jitterbench.console import format_table
 
 parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
 parser.add_argument("--suites", type=int, default=10_000)

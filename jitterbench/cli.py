@@ -8,8 +8,8 @@ import sys
 from collections import defaultdict
 
 from . import __version__, benchmarks, bounds, checkout, files, history, references, results, runs, settings, simulate, simulate_command, site, verdict_table
-from .arguments import DOCS, subcommand
-from .tables import format_table as _format_table
+from .console import DOCS, OneLineParser, say, subcommand
+from .console import format_table as _format_table
 
 
 def summarize(paths) -> str:
@@ -85,23 +85,6 @@ def _user_at_host() -> str:
     return f"{user}@{os.uname().nodename}"
 
 
-def one_line(text) -> str:
-    """text with its line breaks and other control characters written as escapes: an error
-    that quotes a value of the user's stays one line."""
-    return settings.CONTROL.sub(lambda m: repr(m.group())[1:-1], str(text))
-
-
-def say(message) -> None:
-    """One line on standard error."""
-    print(one_line(message), file=sys.stderr)
-
-
-class OneLineParser(argparse.ArgumentParser):
-    """argparse's refusals in one line, naming the command and where its usage is (--help):
-    its subcommands' parsers are of the same class (add_subparsers takes the parent's)."""
-
-    def error(self, message):
-        self.exit(2, one_line(f"{self.prog}: error: {message} (usage: {self.prog} --help)") + "\n")
 
 
 def parser() -> argparse.ArgumentParser:

@@ -21,8 +21,8 @@ import importlib.util
 import json
 import os
 import re
-import socket
 import shutil
+import socket
 import subprocess
 import sys
 import tempfile
@@ -31,6 +31,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from . import benchmarks, checkout
+from .console import DOCS, OneLineParser, say
 
 # ---- the cost model: each benchmark's descriptor models its run (Descriptor.cost) -----------
 JOB_S = 5.0               # a job's start and end under its scheduler
@@ -231,8 +232,6 @@ def summary(system, mode, planned, listed=False):
 
 
 def parser():
-    from .arguments import DOCS  # noqa: PLC0415
-    from .cli import OneLineParser  # noqa: PLC0415  the command's one-line refusals
     p = OneLineParser(prog="jitterbench plan", description=(
         "List the test cases a mode runs on a system, their count and estimated machine time "
         "(node-hours), without running anything."), epilog=DOCS.format("docs/cli.md"))
@@ -272,7 +271,6 @@ def host_system(config, hostname=None):
 
 
 def main(argv=None) -> int:
-    from .cli import say  # noqa: PLC0415  one line, whatever the message quotes
     args = parser().parse_args(argv)
     try:
         args.config = args.config or str(checkout.config())

@@ -17,7 +17,7 @@ from pathlib import Path
 
 import jinja2
 
-from . import __version__, benchmarks, compare, figures, files, findings, transports, verdict_table
+from . import __version__, benchmarks, compare, figures, files, findings, report_figures, transports, verdict_table
 from . import history as histories
 from .runs import Collection
 
@@ -148,7 +148,7 @@ def write(col: Collection, out: Path, title: str, baseline: str | None = None, h
     other folder or file at out is left alone, and the error says so."""
     def fill(folder: Path):
         (folder / "figures").mkdir()
-        figs = figures.all_figures(col)
+        figs = report_figures.all_figures(col)
         history_figs = histories.figures(history) if history else []
         images, written = {}, ["index.html"]
         for f in [*figs, *history_figs]:

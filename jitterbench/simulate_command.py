@@ -12,10 +12,9 @@ from dataclasses import asdict
 
 import numpy as np
 
-from .arguments import subcommand
 from . import files, model, profile, results, simulate
+from .console import format_table, subcommand
 from .simulate import SimulationInputError
-from .tables import format_table
 
 
 # ---- argparse types: each a refusal in one line, naming the value ---------------------------

@@ -499,7 +499,7 @@ def new(name, hostnames, scheduler, launcher, mpis, network, partitions, sites=N
 
 
 def add_arguments(parser):
-    from .arguments import subcommand  # noqa: PLC0415
+    from .console import subcommand  # noqa: PLC0415
     sub = parser.add_subparsers(dest="site_command", required=True, metavar="WHAT")
     p = subcommand(sub, "new", "write a site: systems/sites/NAME.py and its Spack files in systems/sites/NAME/",
                    "README.md (How to add a site)")

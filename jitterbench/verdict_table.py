@@ -14,7 +14,7 @@ from collections import Counter, defaultdict
 from dataclasses import dataclass
 
 from . import benchmarks, references, runs
-from .tables import format_table
+from .console import format_table
 
 WIDTH = 120
 

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from conftest import run_benchmark
-from jitterbench import benchmarks, cli, figures, results, runs
+from jitterbench import benchmarks, cli, figures, report_figures, results, runs
 from jitterbench import mpi as mpis
 from jitterbench import findings
 
@@ -57,7 +57,7 @@ def test_every_c_benchmark_has_a_descriptor_and_back():
 @pytest.mark.unit
 def test_names_and_figures_are_each_one_descriptors():
     assert len({d.check for d in benchmarks.ALL}) == len(benchmarks.ALL)
-    names = [make.__name__ for make in figures.every()]
+    names = [make.__name__ for make in report_figures.every()]
     assert len(set(names)) == len(names)
     assert benchmarks.by_benchmark("torus").check == "TorusCheck" and benchmarks.by_check("OsuCheck").benchmark is None
 
@@ -192,7 +192,7 @@ def test_the_modules_that_iterate_over_descriptors_name_no_benchmark():
     fields = {f for d in benchmarks.ALL for f in d.declared_fields()}
     names = {d.check for d in benchmarks.ALL} | {d.benchmark for d in benchmarks.ALL if d.benchmark} - fields
     package = REPO / "jitterbench"
-    for module in ("runs", "report", "figures", "sweeps", "references", "results", "compare", "verdict_table"):
+    for module in ("runs", "report", "figures", "report_figures", "sweeps", "references", "results", "compare", "verdict_table"):
         named = string_constants(ast.parse((package / f"{module}.py").read_text())) & names
         assert not named, f"jitterbench/{module}.py names {', '.join(sorted(named))}: that belongs in a descriptor"
     # cli.py: the commands that read every benchmark (simulate reads one benchmark's documents)

@@ -51,9 +51,9 @@ def test_every_record_of_a_binary_declares_its_quantities_once_with_how_they_are
 
 @pytest.mark.unit
 def test_the_report_s_manual_lists_every_figure_of_the_records_and_only_those():
-    from jitterbench import figures
+    from jitterbench import report_figures
     table = re.findall(r"^\| `([\w-]+)`:", (REPO / "docs" / "reports.md").read_text(), re.M)
-    assert table == [make.__name__.replace("_", "-") for make in figures.every()]
+    assert table == [make.__name__.replace("_", "-") for make in report_figures.every()]
 
 
 @pytest.mark.unit

@@ -15,7 +15,7 @@ import pytest
 from scipy import stats
 
 from conftest import run_benchmark
-from jitterbench import cli, compare, figures, runs
+from jitterbench import cli, compare, figures, report_figures, runs
 from jitterbench import mpi as mpis
 
 REPO = Path(__file__).resolve().parents[1]
@@ -192,20 +192,20 @@ def small_run(tmp_path_factory):
 def test_every_figure_is_drawn_from_a_small_real_run(small_run, tmp_path):
     assert cli.main(["report", *small_run, "-o", str(tmp_path / "report")]) == 0
     folder = tmp_path / "report" / "figures"
-    for make in figures.every():
+    for make in report_figures.every():
         name = make.__name__.replace("_", "-")
         png, svg = folder / f"{name}.png", folder / f"{name}.svg"
         assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n", name
         assert ET.parse(svg).getroot().tag.endswith("svg"), name
     html = (tmp_path / "report" / "index.html").read_text()
-    assert html.count('<img src="data:image/png;base64,') == len(figures.every())
+    assert html.count('<img src="data:image/png;base64,') == len(report_figures.every())
     assert "OSU Micro-Benchmarks and perftest did not run here" in html
 
 
 @pytest.mark.mpi
 def test_the_figures_tables_hold_the_measured_numbers(small_run):
     col = runs.collect(small_run, progress=False)
-    made = {f.name: f for f in figures.all_figures(col)}
+    made = {f.name: f for f in report_figures.all_figures(col)}
     split = made["pingpong-split"]
     assert sorted((row[4], row[3]) for row in split.rows) == [(8192, 2), (65536, 2)]  # total, messages
     halo = json.loads(Path(small_run[0]).read_text())["results"][0]
@@ -249,7 +249,7 @@ def test_a_measured_machine_stands_beside_a_paper(small_run, tmp_path):
     exchange = [r for r in rows if r["stated"].get("metric") == "exchange_mean_us"]
     assert exchange and exchange[0]["stated"]["value"] == 173
     assert exchange[0]["measured"][measured[0]] > 0
-    throughput = next(f for f in figures.all_figures(col) if f.name == "alltoall-throughput")
+    throughput = next(f for f in report_figures.all_figures(col) if f.name == "alltoall-throughput")
     assert ("sp2", "(paper)", "pairwise", 1048576, 2, "40.99", 1) in throughput.rows
     assert stated  # every stated entry is a row
 
@@ -291,7 +291,7 @@ def test_the_report_renders_in_chromium_with_every_figure_and_no_script_error(sm
         page.screenshot(path=str(ARTIFACTS / "report.png"), full_page=True)
         browser.close()
     print(f"screenshot: {ARTIFACTS / 'report.png'}")
-    assert len(images) == len(figures.every()) and all(ok for _, ok in images), images
+    assert len(images) == len(report_figures.every()) and all(ok for _, ok in images), images
     assert errors == []
     assert (ARTIFACTS / "report.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
 
@@ -334,7 +334,7 @@ def test_the_culprits_figure_names_what_the_results_named(tmp_path):
     clean = {**named, "node_calls": [45, 45], "nodes": [], "tasks": [], "tasks_named": 0}
     path = tmp_path / "halo.json"
     path.write_text(json.dumps(halo_document(latest=named, slowest=clean)))
-    drawn = figures.culprits(runs.collect([str(path)], progress=False))
+    drawn = report_figures.culprits(runs.collect([str(path)], progress=False))
     label = drawn.rows[0][1]
     assert drawn.rows == [("halo", label, "Open MPI v4.1.4", "isend-recv row 848", key, "90/10", "0.01", nodes, tasks)
                           for key, nodes, tasks in (("slowest", "none", "none"),
@@ -343,4 +343,4 @@ def test_the_culprits_figure_names_what_the_results_named(tmp_path):
     assert bars == pytest.approx([10 / 90, 80 / 90])  # the named result is drawn first
     empty = tmp_path / "old.json"
     empty.write_text(json.dumps(halo_document()))
-    assert "no benchmark documents" in figures.culprits(runs.collect([str(empty)], progress=False)).note
+    assert "no benchmark documents" in report_figures.culprits(runs.collect([str(empty)], progress=False)).note

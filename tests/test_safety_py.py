@@ -17,7 +17,7 @@ from pathlib import Path
 import pytest
 
 from conftest import halo_document, until_the_command_handles_signals
-from jitterbench import cli, figures, files
+from jitterbench import cli, files, report_figures
 
 pytestmark = pytest.mark.unit
 
@@ -161,7 +161,7 @@ def test_ctrl_c_while_the_report_is_drawn_keeps_the_old_report(tmp_path, capsys,
     def interrupted(col):
         raise KeyboardInterrupt
 
-    monkeypatch.setattr(figures, "all_figures", interrupted)
+    monkeypatch.setattr(report_figures, "all_figures", interrupted)
     assert cli.main(["report", str(halo_json), "-o", str(earlier_report)]) == 130
     assert capsys.readouterr().err == "jitterbench: interrupted\n"
     assert tree(tmp_path) == before
