@@ -185,11 +185,13 @@ def run(args) -> int:
         if args.lint and not given:
             raise references.ReferenceFileError("--lint takes reference files (.yaml)")
         mistakes = [line for path in given for line in references.lint(path, args.system)]
-        if mistakes or args.lint:  # a file's mistakes first: it would judge nothing as meant
-            print("\n".join(mistakes or [f"{p}: its checks, partitions, environments, variables and units are known"
-                                          for p in given]))
-            if mistakes or not args.check:
-                return 1 if mistakes else 0
+        if mistakes:  # a file that names what does not exist would not judge as meant: before the machine
+            print("\n".join(mistakes))
+            return 1
+        if args.lint:
+            print("\n".join(f"{p}: its checks, partitions, environments, variables and units are known" for p in given))
+        if not args.check:
+            return 0
         matched, lines = references.check_machine(args.reports, args.system)
         print("\n".join(lines))
         return 0 if matched else 1
