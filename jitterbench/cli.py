@@ -9,7 +9,7 @@ import sys
 from collections import defaultdict
 
 from . import __version__, benchmarks, bounds, checkout, files, history, references, results, runs, settings, signals, simulate, simulate_command, site, verdict_table
-from .console import OneLineParser, say
+from .console import DOCS, OneLineParser, say, subcommand
 from .console import format_table as _format_table
 
 
@@ -56,6 +56,9 @@ def write_report(args):
         baseline = args.baseline or (col.measured_labels() or labels)[0]
         if baseline not in labels:
             raise runs.RunsError(f"no label '{baseline}' among {', '.join(labels)}")
+        if len(labels) < 2:  # else a page with nothing set against the baseline
+            raise runs.RunsError(f"compare needs two runs or more, one label each (A=PATH B=PATH); "
+                                 f"{', '.join(args.inputs)} hold(s) one, {labels[0]} (one run: jitterbench report)")
     title = args.title or (f"jitterbench: {' vs '.join(labels)}" if baseline else f"jitterbench report: {', '.join(labels)}")
     if baseline:  # a comparison of two transports is no comparison of two machines: say so where it is run
         for (environ, label), (mine, base) in report.transport_differences(col, baseline).items():
@@ -87,61 +90,69 @@ def _user_at_host() -> str:
 
 
 def parser() -> argparse.ArgumentParser:
-    parser = OneLineParser(prog="jitterbench", description=__doc__)
+    parser = OneLineParser(prog="jitterbench", description=__doc__, epilog=DOCS.format("docs/cli.md"))
     parser.add_argument("--version", action="version", version=f"jitterbench {__version__}")
-    sub = parser.add_subparsers(dest="command", required=True)
-    p = sub.add_parser("summarize", help="print the results of benchmarks' JSON files, a table per benchmark")
-    p.add_argument("files", nargs="+", help="JSON files written by the benchmarks' --json (jb-halo, ...)")
-    p = sub.add_parser("table", help="the verdicts of a ReFrame run: per check and MPI, the worst asserted variable "
-                                     "against its reference")
-    p.add_argument("reports", nargs="+", help="ReFrame run reports (--report-file)")
+    sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+    p = subcommand(sub, "summarize", "print the results of benchmarks' JSON files, a table per benchmark", "docs/cli.md")
+    p.add_argument("files", nargs="+", metavar="FILE", help="JSON files written by the benchmarks' --json (jb-halo, ...)")
+    p = subcommand(sub, "table", "the verdicts of a ReFrame run: per check and MPI, the worst asserted variable "
+                                 "against its reference", "docs/cli.md")
+    p.add_argument("reports", nargs="+", metavar="REPORT", help="ReFrame run reports (--report-file)")
     p.add_argument("--all", action="store_true", help="one line per test case and swept value instead: its "
                                                       "parameters, MAX, AVG, other values, reference and result")
-    p = sub.add_parser("reference", help="turn ReFrame runs of one system into its reference file; --check: whether "
-                                         "a file is of this machine")
+    p = subcommand(sub, "reference", "turn ReFrame runs of one system into its reference file; --check: whether a "
+                                     "file is of this machine; --lint: whether it names what exists", "docs/references.md")
     p.add_argument("reports", nargs="+", metavar="REPORT",
                    help="ReFrame run reports (--report-file), one per repeat; with --check, reference files (.yaml) "
-                        "and/or run reports")
+                        "and/or run reports; with --lint, reference files")
     p.add_argument("--check", action="store_true",
                    help="whether the machine matches a reference file's fingerprint: the machine a run report "
                         "describes (CPU, MPIs, transports), else this host (CPU); without a file, the files its "
                         "system would be judged by. Exit 0: one matches; 1: none")
-    p.add_argument("--system", help="the ReFrame system the references are for (default: the reports' one system)")
-    p.add_argument("-o", "--output", help="the reference file to write, e.g. reference_data/local.yaml, or a folder "
-                                          "to write <system>.yaml in (replaced whole, or left as it was)")
-    p.add_argument("--measured-by", help="who measured (default: user@host)")
+    p.add_argument("--lint", action="store_true",
+                   help="whether reference files name only known checks, $index names, partitions and environments "
+                        "of their system, variables and units (--check does this first). Exit 0: none unknown; 1: "
+                        "each unknown one named")
+    p.add_argument("--system", metavar="SYSTEM",
+                   help="the ReFrame system the references are for (default: the reports' one system)")
+    p.add_argument("-o", "--output", metavar="FILE", help="the reference file to write, e.g. "
+                   "reference_data/local.yaml, or a folder to write <system>.yaml in (replaced whole, or left as it was)")
+    p.add_argument("--measured-by", metavar="WHO", help="who measured (default: user@host)")
     p.add_argument("--force", action="store_true", help="replace the -o file even if it is not a reference file "
                                                        "jitterbench wrote (or is a symbolic link)")
-    p.add_argument("--false-alarm-rate", type=_finite, default=bounds.FALSE_ALARM_RATE,
+    p.add_argument("--false-alarm-rate", type=_finite, default=bounds.FALSE_ALARM_RATE, metavar="RATE",
                    help="the suite's false-alarm rate per run on a clean machine, split over the asserted variables "
-                        f"(default {bounds.FALSE_ALARM_RATE:g})")
-    p.add_argument("--max-detectable", type=_finite, default=bounds.MAX_DETECTABLE,
+                        f"(default: {bounds.FALSE_ALARM_RATE:g})")
+    p.add_argument("--max-detectable", type=_finite, default=bounds.MAX_DETECTABLE, metavar="SLOWDOWN",
                    help="a variable whose minimum detectable slowdown is above this is not asserted on this system "
-                        f"(default {bounds.MAX_DETECTABLE:g})")
+                        f"(default: {bounds.MAX_DETECTABLE:g})")
     for name, what in (("report", "one HTML report (figures as PNG and SVG beside it) of runs"),
                        ("compare", "compare systems or runs: the report, plus each label's ratio to a baseline")):
-        p = sub.add_parser(name, help=what)
+        p = subcommand(sub, name, what, "docs/reports.md")
         p.add_argument("inputs", nargs="+", metavar="[LABEL=]PATH",
                        help="a run's folder (its report.json, else its perflogs), a ReFrame report or perflog, a "
                             "benchmark's JSON document, or a reference file (.yaml: measured, or a paper's); "
                             "LABEL= names what it holds (default: its system)")
-        p.add_argument("-o", "--output", help="the report's folder (default: <the one folder given>/report, "
-                                              "else ./report); an existing one is replaced only if it is an "
-                                              "earlier report")
-        p.add_argument("--title", help="the page's title")
+        p.add_argument("-o", "--output", metavar="FOLDER",
+                       help="the report's folder (default: <the one folder given>/report, else ./report); an "
+                            "existing one is replaced only if it is an earlier report")
+        p.add_argument("--title", metavar="TEXT", help="the page's title (default: the labels)")
         p.add_argument("--history", metavar="DB", help="a History section from this results store (default: the "
                                                        "results.db of the one folder given, where there is one)")
         if name == "compare":
-            p.add_argument("--baseline", help="the label the others are set against (default: the first measured)")
-    history.add_arguments(sub.add_parser("history", help="every run kept: per variable its series and change "
-                                                        "points; exit 1 when the newest runs stepped to the worse side"))
+            p.add_argument("--baseline", metavar="LABEL",
+                           help="the label the others are set against (default: the first measured)")
+    history.add_arguments(subcommand(sub, "history", "every run kept: per variable its series and change points; "
+                                                     "exit 1 when the newest runs stepped to the worse side",
+                                     "docs/history.md"))
     # plan has its own parser (jitterbench.plan): listed here for --help, handed its arguments in main
-    sub.add_parser("plan", help="what a mode will run on a system and its machine time, before it runs "
-                                "(jitterbench plan --help)", add_help=False)
-    simulate_command.add_arguments(sub.add_parser("simulate", help="predict all-to-all and halo times at scales not "
-                                                                   "measured"))
-    site.add_arguments(sub.add_parser("site", help="a site's systems/sites/ files: `jitterbench site new NAME ...` "
-                                                   "writes its ReFrame system and its Spack externals"))
+    subcommand(sub, "plan", "what a mode will run on a system and its machine time, before it runs "
+                            "(jitterbench plan --help)", "docs/cli.md", add_help=False)
+    simulate_command.add_arguments(subcommand(sub, "simulate", "predict all-to-all and halo times at scales not "
+                                                               "measured", "docs/cli.md"))
+    site.add_arguments(subcommand(sub, "site", "a site's systems/sites/ files: `jitterbench site new NAME ...` "
+                                               "writes its ReFrame system and its Spack externals",
+                                  "README.md (How to add a site)"))
     return parser
 
 
@@ -174,7 +185,18 @@ def run(args) -> int:
         site.command(args)
     elif args.command in ("report", "compare"):
         print(f"wrote {write_report(args)}")
-    elif args.command == "reference" and args.check:
+    elif args.command == "reference" and (args.check or args.lint):
+        given = [p for p in args.reports if str(p).endswith((".yaml", ".yml"))]
+        if args.lint and not given:
+            raise references.ReferenceFileError("--lint takes reference files (.yaml)")
+        mistakes = [line for path in given for line in references.lint(path, args.system)]
+        if mistakes:  # a file that names what does not exist would not judge as meant: before the machine
+            print("\n".join(mistakes))
+            return 1
+        if args.lint:
+            print("\n".join(f"{p}: its checks, partitions, environments, variables and units are known" for p in given))
+        if not args.check:
+            return 0
         matched, lines = references.check_machine(args.reports, args.system)
         print("\n".join(lines))
         return 0 if matched else 1

@@ -1,5 +1,6 @@
 """The terminal: what every command prints through.  Refusals in one line on standard error
-(one_line, say, OneLineParser) and text tables (format_table).  Imports nothing of the package
+(one_line, say, OneLineParser), the one style of the help texts (subcommand, DOCS) and text
+tables (format_table).  Imports nothing of the package
 but settings, so that any command module may use it without a circle."""
 from __future__ import annotations
 
@@ -26,6 +27,19 @@ class OneLineParser(argparse.ArgumentParser):
 
     def error(self, message):
         self.exit(2, one_line(f"{self.prog}: error: {message} (usage: {self.prog} --help)") + "\n")
+
+
+# The help texts' one style (tests/test_help.py holds every parser to it): a subcommand's line in
+# its parent's --help is its description too, and its --help ends with where its manual is; a
+# value an argument takes is named in capitals (metavar); a default is written "(default: X)".
+DOCS = "details: {}"
+
+
+def subcommand(sub, name, what, docs, **kwargs):
+    """The parser of subcommand name under sub (argparse's add_subparsers): what it does, and
+    docs, the manual that says more (a path in the repository, with an optional "(section)")."""
+    return sub.add_parser(name, help=what, description=what[0].upper() + what[1:] + ".",
+                          epilog=DOCS.format(docs), **kwargs)
 
 
 def format_table(header, rows) -> str:

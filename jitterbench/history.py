@@ -476,22 +476,22 @@ def command(args) -> int:
 def add_arguments(p):
     p.add_argument("reports", nargs="*", metavar="REPORT", help="ReFrame run reports (--report-file) of runs the "
                                                                 "store does not hold, e.g. older ones")
-    p.add_argument("--store", help="ReFrame's results database (default: $RFM_SQLITE_DB_FILE, else "
-                                   "$JB_OUTPUT/results.db)")
-    p.add_argument("--since", help="only runs started at or after this date (2026-11-25 or 2026-11-25T14:00, UTC)")
-    p.add_argument("--system", help="only the runs of this ReFrame system (a store may hold several)")
-    p.add_argument("--check", help="only checks whose name this regular expression finds (e.g. Halo)")
-    p.add_argument("--var", help="only variables whose name this regular expression finds (e.g. ^max_)")
-    p.add_argument("--false-alarm-rate", type=float, default=FALSE_ALARM_RATE,
-                   help=f"of the whole history, split over its series (default {FALSE_ALARM_RATE:g})")
-    p.add_argument("--min-step", type=float, default=MIN_STEP,
+    p.add_argument("--store", metavar="DB", help="ReFrame's results database (default: $RFM_SQLITE_DB_FILE, else "
+                                                 "$JB_OUTPUT/results.db)")
+    p.add_argument("--since", metavar="DATE",
+                   help="only runs started at or after this date (2026-11-25 or 2026-11-25T14:00, UTC)")
+    p.add_argument("--system", metavar="SYSTEM", help="only the runs of this ReFrame system (a store may hold several)")
+    p.add_argument("--check", metavar="REGEX", help="only checks whose name this regular expression finds (e.g. Halo)")
+    p.add_argument("--var", metavar="REGEX", help="only variables whose name this regular expression finds (e.g. ^max_)")
+    p.add_argument("--false-alarm-rate", type=float, default=FALSE_ALARM_RATE, metavar="RATE",
+                   help=f"of the whole history, split over its series (default: {FALSE_ALARM_RATE:g})")
+    p.add_argument("--min-step", type=float, default=MIN_STEP, metavar="SLOWDOWN",
                    help="the step, as a slowdown, that a variable no reference bounds must exceed to fail the "
-                        f"history (default {MIN_STEP:g}); a bounded one: its bound's minimum detectable slowdown")
+                        f"history; a bounded one: its bound's minimum detectable slowdown (default: {MIN_STEP:g})")
     p.add_argument("--all", action="store_true", help="list every series, not only those that stepped")
     p.add_argument("--json", action="store_true", help="the series, change points and alarms as JSON")
     p.add_argument("--session-extras", metavar="MODE", help="print ReFrame's --session-extras for a run of MODE "
                                                             "(commit, mode, CPU, MPIs), and nothing else")
-
 
 
 FIGURES = 24  # figures in a report's History section: alarms first, then the largest steps

@@ -3,6 +3,7 @@ anything runs.
 
     jitterbench plan --system local --mode acceptance
     jitterbench plan --system c1a --mode acceptance --from output/report.json --cases
+    jitterbench plan --system mysite:debug --mode quick -n HaloCheck -p openmpi -S calls=1000
 
 ReFrame itself loads the checks (`reframe --system S --mode M --describe`, which
 runs nothing) so the plan holds exactly the variants the mode selects; each
@@ -19,7 +20,9 @@ import argparse
 import importlib.util
 import json
 import os
+import re
 import shutil
+import socket
 import subprocess
 import sys
 import tempfile
@@ -28,7 +31,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from . import benchmarks, checkout
-from .console import OneLineParser, say
+from .console import DOCS, OneLineParser, say
 
 # ---- the cost model: each benchmark's descriptor models its run (Descriptor.cost) -----------
 JOB_S = 5.0               # a job's start and end under its scheduler
@@ -109,23 +112,35 @@ def _matches(spec, name, features):
     return True
 
 
-def describe(config, system, mode, reframe=None):
-    """The variants the mode selects on the system, as ReFrame's --describe records them."""
+ANSI = re.compile(r"\x1b\[[0-9;]*m")
+
+
+def reframe_error(output, returncode):
+    """ReFrame's own message in a failed run's output: its first ERROR line (the cause; a
+    traceback follows it with -v only), else its last line."""
+    lines = [ANSI.sub("", line).strip() for line in output.splitlines() if line.strip()]
+    return next((line for line in lines if line.startswith("ERROR:")), lines[-1] if lines else f"exit {returncode}")
+
+
+def describe(config, system, mode, reframe=None, options=()):
+    """The variants the mode selects on the system (a name, or system:partition), as ReFrame's
+    --describe records them; options are ReFrame's own selections (-n, -p, -S)."""
     reframe = reframe or shutil.which("reframe", path=f"{Path(sys.executable).parent}:{os.environ.get('PATH', '')}")
     if not reframe:
         raise PlanError("ReFrame is not installed: no reframe command (run ci/setup.sh)")
     with tempfile.TemporaryDirectory() as out:  # its log and run files go there, never over a run's
         try:
-            proc = subprocess.run([reframe, "-C", str(config), "--system", system, "--mode", mode, "--describe"],
+            proc = subprocess.run([reframe, "-C", str(config), "--system", system, "--mode", mode, *options,
+                                   "--describe"],
                                   env=dict(os.environ, JB_OUTPUT=out), capture_output=True, text=True, timeout=900)
         except OSError as e:  # not executable by this user, say
             raise PlanError(f"{reframe} does not start: {e.strerror}") from None
-    try:
-        return json.loads(proc.stdout[proc.stdout.index("["):]) if proc.returncode == 0 else None
-    except ValueError:
-        pass
-    lines = [line for line in (proc.stderr + proc.stdout).splitlines() if line.strip()]
-    raise RuntimeError(f"ReFrame could not list the checks: {lines[-1] if lines else f'exit {proc.returncode}'}")
+    if proc.returncode == 0:
+        try:
+            return json.loads(proc.stdout[proc.stdout.index("["):])
+        except ValueError:
+            pass
+    raise RuntimeError(f"ReFrame could not list the checks: {reframe_error(proc.stderr + proc.stdout, proc.returncode)}")
 
 
 def measured_durations(report_paths):
@@ -145,17 +160,22 @@ def measured_durations(report_paths):
     return durations
 
 
-def cases(config, system, variants, durations):
-    """Every test case of the variants: one per partition and environment each fits."""
+def cases(config, system, variants, durations, partition=None, prgenvs=()):
+    """Every test case of the variants: one per partition (only partition, when named) and
+    environment (those matching a prgenvs pattern, as ReFrame's -p selects) each fits."""
     (sys_entry,) = [s for s in config["systems"] if s["name"] == system]
     environs = {e["name"]: e for e in config["environments"] if system in e.get("target_systems", [system])}
     out = []
     for v in variants:
         for part in sys_entry["partitions"]:
             fullname = f"{system}:{part['name']}"
+            if partition and part["name"] != partition:
+                continue
             if not any(_matches(spec, fullname, part.get("features", [])) for spec in v["valid_systems"]):
                 continue
             for env in part["environs"]:
+                if prgenvs and not any(re.match(pattern, env) for pattern in prgenvs):
+                    continue
                 features = environs.get(env, {}).get("features", [])
                 if not any(_matches(spec, env, features) for spec in v["valid_prog_environs"]):
                     continue
@@ -214,15 +234,40 @@ def summary(system, mode, planned, listed=False):
 def parser():
     p = OneLineParser(prog="jitterbench plan", description=(
         "List the test cases a mode runs on a system, their count and estimated machine time "
-        "(node-hours), without running anything."))
-    p.add_argument("--system", required=True, help="the ReFrame system, e.g. local, vcluster, c1a")
-    p.add_argument("--mode", default="acceptance", help="the mode: quick or acceptance [acceptance]")
-    p.add_argument("-C", "--config", help="the ReFrame configuration; its checkout's checks are planned "
-                   "[systems/config.py of the checkout run from]")
+        "(node-hours), without running anything."), epilog=DOCS.format("docs/cli.md"))
+    p.add_argument("--system", metavar="SYSTEM[:PARTITION]",
+                   help="the ReFrame system, e.g. local, vcluster, c1a, or one partition of it, as reframe takes it "
+                        "(default: the first system whose hostnames match this host, as reframe chooses)")
+    p.add_argument("--mode", default="acceptance", metavar="MODE",
+                   help="the mode: quick, acceptance or papers (default: acceptance)")
+    p.add_argument("-C", "--config", metavar="FILE", help="the ReFrame configuration; its checkout's checks are "
+                   "planned (default: systems/config.py of the checkout run from)")
+    # ReFrame's own selections, handed to `reframe --describe` as they are
+    p.add_argument("-n", "--name", action="append", default=[], metavar="PATTERN",
+                   help="only the checks whose name matches PATTERN, as reframe -n (repeatable)")
+    p.add_argument("-p", "--prgenv", action="append", default=[], metavar="PATTERN",
+                   help="only the programming environments matching PATTERN, as reframe -p (repeatable)")
+    p.add_argument("-S", "--setvar", action="append", default=[], metavar="[TEST.]VAR=VAL",
+                   help="set a check variable, as reframe -S (repeatable), e.g. -S calls=1000")
     p.add_argument("--from", dest="reports", nargs="+", default=[], metavar="REPORT",
                    help="run reports (report.json) whose measured durations replace the cost model's")
     p.add_argument("--cases", action="store_true", help="list every test case before the summary")
     return p
+
+
+def _near(word, known) -> str:
+    import difflib  # noqa: PLC0415
+    found = difflib.get_close_matches(word, known, n=1)
+    return f" (did you mean '{found[0]}'?)" if found else ""
+
+
+def host_system(config, hostname=None):
+    """The system ReFrame would choose here: the first whose hostnames match this host."""
+    hostname = hostname or socket.gethostname()
+    for entry in config["systems"]:
+        if any(re.match(pattern, hostname) for pattern in entry.get("hostnames", [])):
+            return entry["name"]
+    raise PlanError(f"no system's hostnames match host '{hostname}': name one with --system")
 
 
 def main(argv=None) -> int:
@@ -230,22 +275,44 @@ def main(argv=None) -> int:
     try:
         args.config = args.config or str(checkout.config())
         config = load_configuration(args.config)  # which names its checkout (checkout.use)
+        system, _, partition = (args.system or host_system(config)).partition(":")
         systems = [s["name"] for s in config["systems"]]
-        if args.system not in systems:
-            raise PlanError(f"unknown system '{args.system}' (known: {', '.join(systems)})")
-        modes = [m["name"] for m in config.get("modes", []) if args.system in m.get("target_systems", [args.system])]
+        if system not in systems:
+            raise PlanError(f"unknown system '{system}'{_near(system, systems)} (known: {', '.join(systems)})")
+        partitions = [p["name"] for s in config["systems"] if s["name"] == system for p in s["partitions"]]
+        if partition and partition not in partitions:
+            raise PlanError(f"unknown partition '{partition}' of system '{system}'{_near(partition, partitions)} "
+                            f"(known: {', '.join(partitions)})")
+        modes = [m["name"] for m in config.get("modes", []) if system in m.get("target_systems", [system])]
         if args.mode not in modes:
-            raise PlanError(f"unknown mode '{args.mode}' for system '{args.system}' (known: {', '.join(modes)})")
+            raise PlanError(f"unknown mode '{args.mode}' for system '{system}'{_near(args.mode, modes)} "
+                            f"(known: {', '.join(modes)})")
+        for pattern in (*args.name, *args.prgenv):
+            try:
+                re.compile(pattern)
+            except re.error as e:
+                raise PlanError(f"pattern '{pattern}' is not a regular expression: {e}") from None
+        for setting in args.setvar:
+            if not re.fullmatch(r"(\w+\.)?\w+=.*", setting, re.S):
+                raise PlanError(f"-S '{setting}' is not [TEST.]VAR=VAL")
         durations = measured_durations(args.reports)
-        variants = describe(args.config, args.system, args.mode)
+        options = [*(o for n in args.name for o in ("-n", n)), *(o for n in args.prgenv for o in ("-p", n)),
+                   *(o for v in args.setvar for o in ("-S", v))]
+        variants = describe(args.config, args.system or system, args.mode, options=options)
     except (PlanError, checkout.CheckoutError) as e:
         say(f"jitterbench plan: error: {e}")
         return 2
     except (RuntimeError, subprocess.TimeoutExpired) as e:
         say(f"jitterbench plan: error: {e}")
         return 1
+    planned = cases(config, system, variants, durations, partition, args.prgenv)
     print(f"jitterbench plan: {checkout.describe()}, configuration {args.config}")
-    print(summary(args.system, args.mode, cases(config, args.system, variants, durations), args.cases))
+    if not planned:  # a misspelt -n or -p selects nothing: never a plan of nothing that looks like one
+        say(f"jitterbench plan: error: no test case of mode {args.mode} on {args.system or system} is selected"
+            f"{' by ' + ' '.join(options) if options else ''}: see the checks with "
+            f"reframe -C {args.config} --system {args.system or system} --mode {args.mode} -l")
+        return 1
+    print(summary(args.system or system, args.mode, planned, args.cases))
     return 0
 
 

@@ -167,7 +167,7 @@ def environment(flavour, system, fabrics=("shm",), transports=None, name=None, f
 
 
 def paper_system(name, descr, environs, partition):
-    """A machine of the papers (../shared/papers): selected only by --system NAME, its
+    """A machine of the papers (docs/papers.md): selected only by --system NAME, its
     hostnames never match; one partition running environs, one job at a time.  A
     partition with extras["topology"] gets the `topology` feature (ContentionCheck)."""
     topology = ["topology"] if "topology" in partition.get("extras", {}) else []

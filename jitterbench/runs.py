@@ -248,6 +248,19 @@ def document_cases(label, path, doc):
             for params, perf in variants]
 
 
+def _is_perflog(path) -> bool:
+    """Whether a file opens with the header line of jitterbench's perflogs (systems/config.py's
+    handlers_perflog format): ReFrame's own log, reframe.log, and any other *.log do not."""
+    try:
+        with open(path, encoding="utf-8", errors="replace") as f:
+            return f.readline(200).startswith(PERFLOG_HEADER)
+    except OSError:
+        return False
+
+
+PERFLOG_HEADER = "job_completion_time|result|"
+
+
 def _inputs(spec):
     """LABEL=PATH or PATH -> (label or None, the files it stands for)."""
     label, _, name = spec.rpartition("=") if "=" in spec and not Path(spec).exists() else ("", "", spec)
@@ -256,9 +269,11 @@ def _inputs(spec):
         raise RunsError(f"{name}: no such file or folder")
     if path.is_dir():
         reports = sorted(p for p in path.rglob("report.json") if p.parent.name != "build")
-        files = reports or sorted(path.rglob("perflogs/**/*.log")) or sorted(path.rglob("*.log"))
+        logs = sorted(path.rglob("perflogs/**/*.log")) or sorted(path.rglob("*.log"))
+        files = reports or [p for p in logs if _is_perflog(p)]  # never reframe.log, ReFrame's own
         if not files:
-            raise RunsError(f"{name}: holds no ReFrame run report (report.json) and no perflog")
+            raise RunsError(f"{name}: holds no ReFrame run report (report.json) and no perflog: a listing "
+                            f"(reframe -l) writes neither; run the checks (reframe ... -r) first")
         return label or None, files
     return label or None, [path]
 

@@ -184,10 +184,32 @@ READ_BY_THE_PIPELINE = {
 }
 
 
+# JB_* names set by jitterbench's own files for their own readers, never by a site: not checked,
+# but no misspelling either
+SET_BY_JITTERBENCH = {
+    "JB_MPIRUN": "each programming environment's mpirun, for the jb-mpirun launcher (jitterbench/launchers.py)",
+    "JB_SETUP": "the set-up command of the GitLab pipeline's jobs (ci/gitlab-ci.yml)",
+    "JB_RUNNER_TAG": "the runner tag of the GitLab pipeline's jobs (ci/gitlab-ci.yml)",
+    "JB_TEST_ARTIFACTS": "where the tests keep what they render (tests/test_report.py)",
+}
+KNOWN = {*READ_BY_JITTERBENCH, *READ_BY_THE_PIPELINE, *SET_BY_JITTERBENCH}
+
+
+def unknown(environ=os.environ) -> list:
+    """The JB_* names of environ that nothing of jitterbench reads (a misspelt JB_OUPUT would
+    otherwise leave its default in place, silently), each with the known name nearest to it."""
+    import difflib  # noqa: PLC0415
+    return [(name, (difflib.get_close_matches(name, sorted(KNOWN), n=1) or [None])[0])
+            for name in sorted(environ) if name.startswith("JB_") and name not in KNOWN]
+
+
 def check(pipeline=False, environ=os.environ) -> None:
-    """Raises SettingError for the first JB_* variable set to what it may not hold: those
-    jitterbench reads, and with pipeline those of the pipeline's jobs too.  An empty value is as
-    good as unset (each has its default)."""
+    """Raises SettingError for the first JB_* variable jitterbench does not know (a misspelling),
+    or set to what it may not hold: those jitterbench reads, and with pipeline those of the
+    pipeline's jobs too.  An empty value is as good as unset (each has its default)."""
+    for name, near in unknown(environ):
+        raise SettingError(f"{name}: no such variable{f' (did you mean {near}?)' if near else ''}; "
+                           f"unset it (the JB_* variables jitterbench reads: docs/pipeline.md)")
     rules = {**READ_BY_JITTERBENCH, **(READ_BY_THE_PIPELINE if pipeline else {})}
     for name, rule in rules.items():
         value = environ.get(name)

@@ -15,8 +15,8 @@ from dataclasses import asdict
 import numpy as np
 
 from . import files, model, profile, results, simulate
+from .console import format_table, subcommand
 from .simulate import SimulationInputError
-from .console import format_table
 
 
 # ---- argparse types: each a refusal in one line, naming the value ---------------------------
@@ -75,52 +75,63 @@ def interrupts(text):
 
 def add_arguments(sim) -> None:
     """The subcommands of the `simulate` parser sim."""
-    simsub = sim.add_subparsers(dest="what", required=True)
-    p = simsub.add_parser("alltoall", help="resample pairwise exchange times into all-to-alls (Tabe et al.)")
-    p.add_argument("samples", help="exchange times: one value in us per line, or a jb-alltoall JSON")
-    p.add_argument("--entry", type=whole(0), help="which results entry of a JSON with several samples")
-    p.add_argument("--procs", type=counts(2), default=[2, 4, 8, 16, 32], help="processor counts [2,4,8,16,32]")
-    p.add_argument("--trials", type=whole(1), default=100000, help="all-to-alls per processor count [100000]")
-    p.add_argument("--seed", type=whole(0), default=1, help="random seed [1]")
-    p.add_argument("--size", type=whole(0), default=1024, help="message bytes, for the throughput [1024]")
-    p.add_argument("--interrupts", type=interrupts,
+    simsub = sim.add_subparsers(dest="what", required=True, metavar="WHAT")
+    p = subcommand(simsub, "alltoall", "resample pairwise exchange times into all-to-alls (Tabe et al.)",
+                   "docs/cli.md")
+    p.add_argument("samples", metavar="SAMPLES", help="exchange times: one value in us per line, or a jb-alltoall JSON")
+    p.add_argument("--entry", type=whole(0), metavar="N",
+                   help="which results entry of a JSON with several samples (default: the only one)")
+    p.add_argument("--procs", type=counts(2), default=[2, 4, 8, 16, 32], metavar="P,P,...",
+                   help="processor counts (default: 2,4,8,16,32)")
+    p.add_argument("--trials", type=whole(1), default=100000, metavar="N",
+                   help="all-to-alls per processor count (default: 100000)")
+    p.add_argument("--seed", type=whole(0), default=1, metavar="N", help="random seed (default: 1)")
+    p.add_argument("--size", type=whole(0), default=1024, metavar="BYTES",
+                   help="message bytes, for the throughput (default: 1024)")
+    p.add_argument("--interrupts", type=interrupts, metavar="PERIOD_US:TICK_US:RARE_RATE_PER_US:RARE_US",
                    help="correlated interrupts PERIOD_US:TICK_US:RARE_RATE_PER_US:RARE_US instead of "
                         "independent samples alone (the samples are then the uninterrupted times)")
-    p.add_argument("--interrupt-trace", help="correlated interrupts replayed from a trace file, one event per "
-                                             "line 'time_us cost_us' ('# length_us L' sets its period)")
-    p.add_argument("--json", help="write the results here")
+    p.add_argument("--interrupt-trace", metavar="FILE", help="correlated interrupts replayed from a trace file, one "
+                                                             "event per line 'time_us cost_us' ('# length_us L' sets "
+                                                             "its period)")
+    p.add_argument("--json", metavar="FILE", help="write the results here")
     p.add_argument("--force", action="store_true", help="replace a --json (or --figure) file jitterbench did not write")
-    p = simsub.add_parser("halo", help="predict jb-halo's MAX and AVG at larger task counts")
-    p.add_argument("halo_json", help="a jb-halo --json document")
-    p.add_argument("--entry", type=whole(0), help="which results entry [0]")
-    p.add_argument("--tasks", type=counts(1), default=[16, 64, 256, 1024, 4096], help="task counts")
-    p.add_argument("--seed", type=whole(0), default=1, help="random seed, for the bootstrap [1]")
-    p.add_argument("--interrupt-trace", help="every task also replays this noise trace (jb-noise --trace: "
-                                             "'start_us length_us' a line) from its own offset")
-    p.add_argument("--json", help="write the results here")
+    p = subcommand(simsub, "halo", "predict jb-halo's MAX and AVG at larger task counts", "docs/cli.md")
+    p.add_argument("halo_json", metavar="HALO_JSON", help="a jb-halo --json document")
+    p.add_argument("--entry", type=whole(0), metavar="N", help="which results entry (default: 0)")
+    p.add_argument("--tasks", type=counts(1), default=[16, 64, 256, 1024, 4096], metavar="N,N,...",
+                   help="task counts (default: 16,64,256,1024,4096)")
+    p.add_argument("--seed", type=whole(0), default=1, metavar="N", help="random seed, for the bootstrap (default: 1)")
+    p.add_argument("--interrupt-trace", metavar="FILE", help="every task also replays this noise trace (jb-noise "
+                                                             "--trace: 'start_us length_us' a line) from its own offset")
+    p.add_argument("--json", metavar="FILE", help="write the results here")
     p.add_argument("--force", action="store_true", help="replace a --json (or --figure) file jitterbench did not write")
-    p = simsub.add_parser("profile", help="normalized run time under network profiles of "
-                                          "latency and bandwidth, with and without overlap (paper 004)")
-    p.add_argument("torus", nargs="*", help="jb-torus --json documents: a run without --work at two sizes or more "
-                                            "(the measured network's profile) and a run with --work at one of them")
-    p.add_argument("--pattern", help="the jb-torus pattern to read (default: the only one)")
-    p.add_argument("--work", type=whole(0), help="the jb-torus work size in bytes to read (default: the only one)")
-    p.add_argument("--size", type=whole(0), help="bytes per message (with documents: which size to read)")
-    p.add_argument("--messages", type=number, help="messages per step, sent one after another "
-                                                    "(default with documents: 2 per dimension)")
-    p.add_argument("--compute-us", type=number, help="computation per step, us (default with documents: the "
-                                                      "time per call with work less the time without)")
-    p.add_argument("--overlap-us", type=number, help="independent work per step that messages may hide behind, "
-                                                      "us (default: all the computation with jb-torus work, else 0)")
-    p.add_argument("--latencies-us", type=numbers, default=list(profile.LATENCIES_US), help="network latencies [1,2,4,8]")
-    p.add_argument("--bandwidths-mb-s", type=numbers, default=list(profile.BANDWIDTHS_MB_S),
-                   help="network bandwidths, MB/s = 10^6 bytes/s [1,2,5,...,2000,5000]")
+    p = subcommand(simsub, "profile", "normalized run time under network profiles of latency and bandwidth, with "
+                                      "and without overlap (paper 004)", "docs/cli.md")
+    p.add_argument("torus", nargs="*", metavar="TORUS_JSON",
+                   help="jb-torus --json documents: a run without --work at two sizes or more (the measured "
+                        "network's profile) and a run with --work at one of them")
+    p.add_argument("--pattern", metavar="PATTERN", help="the jb-torus pattern to read (default: the only one)")
+    p.add_argument("--work", type=whole(0), metavar="BYTES",
+                   help="the jb-torus work size in bytes to read (default: the only one)")
+    p.add_argument("--size", type=whole(0), metavar="BYTES", help="bytes per message (with documents: which size to "
+                                                                  "read; default: the only one)")
+    p.add_argument("--messages", type=number, metavar="M", help="messages per step, sent one after another "
+                                                                "(default: with documents, 2 per dimension)")
+    p.add_argument("--compute-us", type=number, metavar="US", help="computation per step, us (default: with "
+                   "documents, the time per call with work less the time without)")
+    p.add_argument("--overlap-us", type=number, metavar="US", help="independent work per step that messages may hide "
+                   "behind, us (default: all the computation with jb-torus work, else 0)")
+    p.add_argument("--latencies-us", type=numbers, default=list(profile.LATENCIES_US), metavar="US,US,...",
+                   help="network latencies (default: 1,2,4,8)")
+    p.add_argument("--bandwidths-mb-s", type=numbers, default=list(profile.BANDWIDTHS_MB_S), metavar="MB_S,MB_S,...",
+                   help="network bandwidths, MB/s = 10^6 bytes/s (default: 1,2,5,...,2000,5000)")
     p.add_argument("--statistic", choices=profile.STATISTICS, default="max_us",
-                   help="a call's time in the documents: max_us, the mean over calls of the per-call MAX over tasks "
-                        "(default), or p50_us, the median over calls of it")
-    p.add_argument("--json", help="write the results here")
+                   help="a call's time in the documents: max_us, the mean over calls of the per-call MAX over tasks, "
+                        "or p50_us, the median over calls of it (default: max_us)")
+    p.add_argument("--json", metavar="FILE", help="write the results here")
     p.add_argument("--force", action="store_true", help="replace a --json (or --figure) file jitterbench did not write")
-    p.add_argument("--figure", help="draw the normalized times here (SVG)")
+    p.add_argument("--figure", metavar="FILE", help="draw the normalized times here (SVG)")
 
 
 

@@ -1,5 +1,5 @@
 """The pairwise-exchange all-to-all of the SP2 study
-(../shared/papers/003_1fe4774c09b49939.txt), beside MPI_Alltoall.
+(paper 003 of docs/papers.md), beside MPI_Alltoall.
 
 Per-call MAX and AVG over tasks (us) of the whole all-to-all, and the
 throughput per task as the paper's Table 1 defines it (MB/s), for both

@@ -1,5 +1,5 @@
 """Latency against hops and against contention for links on a torus or mesh
-(../shared/papers/001_157511e0c39ad54e.txt: Bhatele and Kale, IPDPS 2009).
+(paper 001 of docs/papers.md: Bhatele and Kale, IPDPS 2009).
 
 Runs on partitions with the `topology` feature, on every node of the
 partition (one task each), at the coordinates of the file in the partition's

@@ -1,4 +1,4 @@
-"""The halo exchange of "Switch Jitter" (../shared/papers/000_9fba8aad814ec0c2.txt).
+"""The halo exchange of "Switch Jitter" (paper 000 of docs/papers.md).
 
 Sweeps what the study varied: nodes, tasks per node, placement and eager limit
 as test cases, each a job of its own; the four exchange patterns and the

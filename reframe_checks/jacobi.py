@@ -1,5 +1,5 @@
 """The Jacobi inverter of a lattice Laplacian in two dimensions
-(../shared/papers/002_365abe8e6881826d.txt, section 8, Fig. 7).
+(paper 002 of docs/papers.md, section 8, Fig. 7).
 
 Each task holds `points_per_task` points (the study's 210 x 252: 6720 x 8064 on 1024 tasks, so halos
 of 848 and 1016 bytes); the lattice follows from the job's grid of tasks.  One run times

@@ -2,7 +2,7 @@
 here: `reframe --mode papers` (tag `papers`).  The report's "findings" table sets each beside
 what the paper states (jitterbench/findings.py names the stated values).
 
-- HaloNoiseFinding (Hague, ../shared/papers/000_9fba8aad814ec0c2.txt): a halo call waits for
+- HaloNoiseFinding (Hague, paper 000 of docs/papers.md): a halo call waits for
   its slowest task, so noise that delays each task's call with probability p delays
   1 - (1 - p)^N of the calls of N tasks ("one in 200 ... with 1000 tasks nearly every call").
   jb-halo --inject delays a task's call by `delay_us`, far above any call here; the share of

@@ -1,4 +1,4 @@
-"""Multi-ping-pong (../shared/papers/002_365abe8e6881826d.txt, section 3).
+"""Multi-ping-pong (paper 002 of docs/papers.md, section 3).
 
 n messages of one size there and back per cycle, in four send modes; the
 cycle time (MAX over concurrent pairs, us) and the speed 2 n size / cycle

@@ -1,5 +1,5 @@
 """Sending around a ring and a torus, and overlap of work with communication
-(../shared/papers/002_365abe8e6881826d.txt, sections 6, 7 and 9).
+(paper 002 of docs/papers.md, sections 6, 7 and 9).
 
 Per-call MAX/AVG over tasks (us) and the bandwidth per task, for each pattern
 and message size of one run (max_isend_16384, bandwidth_phases_1024, ...).

@@ -40,7 +40,10 @@ except settings.SettingError as _e:
 os.makedirs(OUTPUT, exist_ok=True)
 
 _systems = site.load_systems([os.path.join(HERE, "sites"), os.path.join(HERE, "papers")])
-_note = site.fallback_note(_systems)
+try:
+    _note = site.fallback_note(_systems)
+except site.SiteError as _e:  # a site's run stops here, in one line, before ReFrame's own start
+    raise SystemExit(f"jitterbench: {_e}") from None
 if _note:  # never silently: a site whose hostnames missed this host would run as `local`
     print(_note, file=sys.stderr)
 for _m in _systems:  # every run's files under one folder, so runs never share a stage
@@ -65,7 +68,7 @@ _common_options = ["--exec-policy=serial", f"--report-junit={OUTPUT}/junit.xml",
 # its modes (ONLY: e.g. -n, -x, -S), and replace the quick mode's own (QUICK) and give the
 # papers mode its own (PAPERS).
 # Each benchmark's record (jitterbench/benchmarks/) states its quick values.
-QUICK = ["-S", "calls=100", *jitterbench.benchmarks.quick_options()]
+QUICK = [*jitterbench.benchmarks.calls_options(100), *jitterbench.benchmarks.quick_options()]
 _STRICT = ["-S", "require_reference=1", "-S", "strict_references=1"]
 
 

@@ -270,3 +270,10 @@ def test_a_check_runs_against_its_entry_with_what_the_rules_do_not_assert_unboun
     assert noise["NoiseCheck"]["local:default"]["length_max"] == ["$xfail", "known", [900.0, None, None, "us"]]
     assert noise["NoiseCheck"]["local:default"]["rate"] == [10.0, -0.5, 0.5, "1/s"]
     assert references.asserted_only(doc, "TorusCheck") == ({"provenance": doc["provenance"]}, [])
+
+
+def test_the_repository_s_reference_files_name_only_what_exists():
+    """reference --lint on every file of reference_data/: their checks, $index names, partitions,
+    environments, variables and units are the records' and the systems'."""
+    for path in sorted((REPO / "reference_data").glob("*.yaml")):
+        assert references.lint(path) == [], path

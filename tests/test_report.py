@@ -103,9 +103,10 @@ def test_an_unusable_input_is_one_line_and_exit_2(tmp_path, capsys, content, mes
 def test_a_missing_input_and_an_unknown_baseline_are_errors(tmp_path, capsys):
     assert cli.main(["report", str(tmp_path / "nowhere")]) == 2
     log = write_perflog(tmp_path / "HaloCheck.log", [perflog_line("s", "openmpi", 1, 1, 1)])
-    assert cli.main(["compare", str(log), "--baseline", "other", "-o", str(tmp_path / "out")]) == 2
+    other = write_perflog(tmp_path / "other" / "HaloCheck.log", [perflog_line("t", "openmpi", 1, 1, 1)])
+    assert cli.main(["compare", str(log), str(other), "--baseline", "other", "-o", str(tmp_path / "out")]) == 2
     err = capsys.readouterr().err.strip().splitlines()
-    assert "no such file or folder" in err[0] and "no label 'other' among s" in err[1]
+    assert "no such file or folder" in err[0] and "no label 'other' among s, t" in err[1]
 
 
 # ---- statistics on known inputs --------------------------------------------------------
@@ -258,7 +259,8 @@ def test_hostile_names_are_escaped_in_the_page(tmp_path):
     hostile = '<script>alert("x")</script>$a$'
     log = write_perflog(tmp_path / "HaloCheck.log",
                         [perflog_line(hostile, "<b>env</b>", 1, 10.0, 8.0, placement="<img src=x onerror=y>")])
-    assert cli.main(["compare", str(log), "-o", str(tmp_path / "out")]) == 0
+    other = write_perflog(tmp_path / "b" / "HaloCheck.log", [perflog_line("b", "openmpi", 1, 10.0, 8.0)])
+    assert cli.main(["compare", str(log), str(other), "-o", str(tmp_path / "out")]) == 0
     html = (tmp_path / "out" / "index.html").read_text()
     assert "<script>alert" not in html and "&lt;script&gt;alert(&#34;x&#34;)&lt;/script&gt;" in html
     assert "<b>env</b>" not in html and "<img src=x" not in html

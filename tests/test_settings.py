@@ -103,3 +103,16 @@ def test_launches_are_a_whole_number_from_1_to_1000_and_default_to_5():
         assert verdict("JB_LAUNCHES", bad) == f"JB_LAUNCHES={bad!r}: must be a whole number of launches from 1 to 1000"
     assert settings.launches({}) == settings.LAUNCHES == 5 and settings.launches({"JB_LAUNCHES": "7"}) == 7
     assert settings.launches({"JB_LAUNCHES": ""}) == 5  # empty counts as unset, as every variable's
+
+
+def test_every_jb_name_the_repository_reads_is_known():
+    """An unknown JB_* name stops every command (settings.check): a name read somewhere but not
+    registered in settings.py would stop a site that sets it."""
+    import re  # noqa: PLC0415
+    read = re.compile(r"""(?:environ(?:\.get)?\(|environ\[|getenv\()["'](JB_[A-Z0-9_]+)|\$\{?(JB_[A-Z0-9_]+)""")
+    names = {m[1] or m[2] for folder in ("jitterbench", "systems", "reframe_checks", "ci", "benchmarks", "src", "tests")
+             for path in (REPO / folder).rglob("*") if path.suffix in (".py", ".sh", ".yml", ".c") and path.is_file()
+             for m in read.finditer(path.read_text(errors="replace"))}
+    assert len(names) > 20 and "JB_OUTPUT" in names  # the reader finds them
+    assert names - settings.KNOWN == set()
+    assert settings.unknown({"JB_OUPUT": "x", "JB_OUTPUT": "y", "PATH": "/bin"}) == [("JB_OUPUT", "JB_OUTPUT")]

@@ -266,6 +266,14 @@ def counterpart(metric):
 METRICS = tuple(metric for d in ALL for metric in d.counterparts)
 
 
+def calls_options(calls) -> list:
+    """-S CHECK.calls=N for each check of a jb-* benchmark (a JitterbenchCheck, which has `calls`):
+    ReFrame's -S TEST.VAR sets a variable in the tests of that class name only
+    (reframe/core/decorators.py, TestRegistry.setvars), and a plain `-S calls=N` warned "variables
+    were not set: 'calls'" for each test without it (the build, OSU, perftest) in every quick run."""
+    return [o for d in ALL if d.benchmark for o in ("-S", f"{d.check}.calls={calls}")]
+
+
 def quick_options() -> list:
     """The quick mode's -S options of every record's parameters: -S HaloCheck.patterns=isend-recv."""
     return [o for d in ALL for p in d.parameters if p.quick is not None

@@ -1,6 +1,7 @@
 /* Per-call statistics over tasks: the Switch Jitter definitions, by reduction. */
 #include "jb_calls.h"
 
+#include <limits.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -58,9 +59,10 @@ void jb_calls_memory_variants(jb_memory *m, long calls, long variants)
 long jb_calls_of_trials(jb_ctx *ctx, long trials, const char *what)
 {
     size_t timed;
-    if (jb_mul((size_t)ctx->opt.calls, (size_t)trials, &timed) || timed > (size_t)1 << 31)
-        jb_fail(ctx, "--calls x --trials: %ld x %ld timed %s per result are more than 2^31", ctx->opt.calls, trials,
-                what);
+    /* the count is an int where the calls are reduced (jb_calls_reduce) */
+    if (jb_mul((size_t)ctx->opt.calls, (size_t)trials, &timed) || timed > (size_t)INT_MAX)
+        jb_fail(ctx, "--calls x --trials: %ld x %ld timed %s per result are more than 2^31 - 1", ctx->opt.calls,
+                trials, what);
     return (long)timed;
 }
 

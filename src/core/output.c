@@ -12,10 +12,7 @@
 #include "jb_json.h"
 #include "jb_load.h"
 #include "jb_network.h"
-
-#ifndef JB_VERSION
-#define JB_VERSION "unknown"
-#endif
+#include "jb_version.h" /* JB_VERSION, written at every build (src/version.cmake) */
 
 extern char **environ;
 

@@ -1,6 +1,6 @@
 """`bgp`: a Blue Gene/P like ANL's, one of the two machines of Bhatele and Kale, "An
 evaluative study on the effect of contention on message latencies in large
-supercomputers" (IPDPS 2009; ../shared/papers/001_157511e0c39ad54e.txt, abstract only).
+supercomputers" (IPDPS 2009; paper 001 of docs/papers.md, abstract only).
 
 Select it with --system bgp.  The abstract states a 3-D torus or mesh; the rest is
 Blue Gene/P's, cited where it is set.  The partition is the example midplane of

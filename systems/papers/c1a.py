@@ -1,5 +1,5 @@
 """`c1a`: IBM POWER6 nodes on InfiniBand, the second machine of J. Hague's "Switch
-Jitter" (IBM, Nov 2008; ../shared/papers/000_9fba8aad814ec0c2.txt).
+Jitter" (IBM, Nov 2008; paper 000 of docs/papers.md).
 
 Select it with --system c1a.  The slides state 32 cores and 8 InfiniBand switch links
 per node; poe and MP_EAGER_LIMIT are the study's, as on hpce (jitterbench/launchers.py:

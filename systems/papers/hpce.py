@@ -1,5 +1,5 @@
 """`hpce`: IBM POWER5+ nodes on the Federation switch, the first machine of J. Hague's
-"Switch Jitter" (IBM, Nov 2008; ../shared/papers/000_9fba8aad814ec0c2.txt).
+"Switch Jitter" (IBM, Nov 2008; paper 000 of docs/papers.md).
 
 Select it with --system hpce.  The slides state 16 cores and 2 Federation links per
 node, poe ("Interference with poe s/w") and MP_EAGER_LIMIT; IBM Parallel Environment's

@@ -1,6 +1,6 @@
 """`hpcx`: HPCx, IBM p690 frames split into 8-way LPARs on a dual-plane SP Switch2
 (Colony), the machine of Hein, Booth and Bull, "Exchanging multiple messages via MPI"
-(EPCC, 2003; ../shared/papers/002_365abe8e6881826d.txt).
+(EPCC, 2003; paper 002 of docs/papers.md).
 
 Select it with --system hpcx.  A node here is an LPAR: 8 POWER4 processors that share
 memory and one pair of switch adapters (section 2).  The report used Parallel

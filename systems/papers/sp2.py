@@ -1,5 +1,5 @@
 """`sp2`: the IBM SP2 of Tabe, Hardwick and Stout, "Statistical Analysis of
-Communication Time on the IBM SP2" (../shared/papers/003_1fe4774c09b49939.txt):
+Communication Time on the IBM SP2" (paper 003 of docs/papers.md):
 32 Thin Node 66 POWER2 nodes, one processor each, on the High-Performance Switch.
 
 Select it with --system sp2.  With one processor per node every message crosses the
@@ -29,4 +29,4 @@ SYSTEM = paper_system("sp2", "IBM SP2 with the High-Performance Switch (paper 00
 # eager limit, block distribution (the quick variants), on Table 1's node counts, not the
 # quick mode's two nodes.
 ONLY = ["-n", "AlltoallCheck", "-S", "AlltoallCheck.msg_sizes=1048576"]
-QUICK = ["-S", "calls=100", "-S", "AlltoallCheck.methods=pairwise", "-P", "nodes=2,4,8,16,32"]
+QUICK = ["-S", "AlltoallCheck.calls=100", "-S", "AlltoallCheck.methods=pairwise", "-P", "nodes=2,4,8,16,32"]

@@ -1,6 +1,6 @@
 """`xt3`: a Cray XT3 like PSC's, one of the two machines of Bhatele and Kale, "An
 evaluative study on the effect of contention on message latencies in large
-supercomputers" (IPDPS 2009; ../shared/papers/001_157511e0c39ad54e.txt, abstract only).
+supercomputers" (IPDPS 2009; paper 001 of docs/papers.md, abstract only).
 
 Select it with --system xt3.  The abstract states a 3-D torus or mesh; the rest is the
 XT3's, cited where it is set.  The partition is the example machine of

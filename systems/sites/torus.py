@@ -59,4 +59,4 @@ SYSTEM = {
 # partition's size), and the papers mode Bhatele and Kale's contention for a link there and
 # Hague's bunching on two of its nodes; quick: two sizes, the distances a ring of 6 has
 ONLY = ["-n", "Contention|BunchingFinding"]
-QUICK = ["-S", "calls=30", "-S", "ContentionCheck.msg_sizes=8,65536", "-S", "ContentionCheck.distances=1,2,3"]
+QUICK = ["-S", "ContentionCheck.calls=30", "-S", "ContentionCheck.msg_sizes=8,65536", "-S", "ContentionCheck.distances=1,2,3"]
