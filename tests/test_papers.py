@@ -222,7 +222,8 @@ def test_hpcx_job_sets_mp_eager_limit_and_launches_with_poe(tmp_path):
     scripts, cases = dry_run(
         tmp_path, "hpcx", "-c", "reframe_checks/halo.py", "-c", "reframe_checks/eager.py", "-n", "HaloCheck|EagerCheck",
         "-P", "nodes=2", "-P", "tasks_per_node=4", "-P", "eager_limit=65536", "-P", "placement=row",
-        "-S", "HaloCheck.patterns=sendrecv", "-S", "HaloCheck.msg_sizes=4096", references_dir=tmp_path / "none")
+        "-S", "HaloCheck.patterns=sendrecv", "-S", "HaloCheck.msg_sizes=4096",
+        references_dir=folder(tmp_path / "none"))
     (halo,) = [lines for lines in scripts if "jb-halo " in lines[-1]]
     assert "export MP_EAGER_LIMIT=65536" in halo
     assert halo[-1].startswith(f"sh launches.sh 1 3 MP_PROCS=8 MP_NODES=2 MP_TASKS_PER_NODE=4 poe {tmp_path}/prefix/ibm-pe/bin/jb-halo "
@@ -242,7 +243,7 @@ def test_an_eager_limit_is_set_on_the_fabrics_the_job_crosses_only(tmp_path):
     scripts, cases = dry_run(
         tmp_path, "xt3", "-c", "reframe_checks/pingpong.py", "-n", "PingPongCheck", "-P", "nodes=2",
         "-P", "tasks_per_node=1,2", "-P", "eager_limit=65536", "-P", "distribution=block", "-P", "sweep=sizes",
-        references_dir=tmp_path / "none")
+        references_dir=folder(tmp_path / "none"))
     assert [(c["tasks_per_node"], c["eager_var"]) for c in cases] == [(1, "MPICH_MAX_SHORT_MSG_SIZE")]
     (script,) = scripts
     assert "export MPICH_MAX_SHORT_MSG_SIZE=65536" in script and script[-1].startswith("sh launches.sh 1 3 yod -np 2 ")
