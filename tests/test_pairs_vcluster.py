@@ -1,7 +1,11 @@
 """jb-pairs's known answers on the virtual cluster (four nodes, links of 1 Gbit/s each way): a
-clean cluster names no node; with one node's links at 50 Mbit/s (`vcluster.sh rate 50mbit 4`)
+clean cluster names no node; with one node's links at 15 Mbit/s (`vcluster.sh rate 15mbit 4`)
 that node is named, its three pairs are exactly the outliers, their bandwidth is the link's,
-and PairsCheck fails naming the node and its host."""
+and PairsCheck fails naming the node and its host.
+
+15 Mbit/s, not 50: four nodes' ranks on two cores spread the clean pairs over 35-56 MB/s in some
+runs, and the robust sigma of that spread put the bound (centre - k_pair sigma, k_pair 3.14 for 6
+pairs at 1 %) at 3.7 MB/s, below 50 Mbit/s's 6 MB/s: the slow node went unnamed in 2 of 4 runs."""
 from __future__ import annotations
 
 import json
@@ -17,7 +21,8 @@ from jitterbench import mpi as mpis
 pytestmark = [pytest.mark.vcluster, pytest.mark.skipif(clusters.why_not() is not None, reason=clusters.why_not() or "")]
 
 NODES, SLOW = 4, 4  # vcluster's node numbers are 1-based; jb-pairs's 0-based: node SLOW - 1
-# 64 KiB windows: a window takes 0.17 s at 50 Mbit/s, so a run stays under half a minute
+SLOW_MBIT = 15      # the slow node's links (module docstring)
+# 64 KiB windows: a window takes 0.56 s at 15 Mbit/s, so the test takes a minute and a half
 OPTIONS = ["--windows", "18", "--bandwidth-size", "64K"]
 
 
@@ -40,17 +45,19 @@ def pairs_run(cluster, tmp_path, name):
 def test_a_slow_node_is_named_and_its_pairs_are_the_outliers(cluster, tmp_path):
     clean = pairs_run(cluster, tmp_path, "clean")[-1]
     assert clean["named_nodes"] == "none" and clean["outlier_nodes"] == 0, clean
-    rate = subprocess.run(["bash", str(VCLUSTER), "rate", "50mbit", str(SLOW)], env=cluster, capture_output=True,
+    rate = subprocess.run(["bash", str(VCLUSTER), "rate", f"{SLOW_MBIT}mbit", str(SLOW)], env=cluster,
+                          capture_output=True,
                           text=True, timeout=60)
     assert rate.returncode == 0, rate.stderr
     results = pairs_run(cluster, tmp_path, "slow")
     summary, per_node = results[-1], results[:-1]
-    assert summary["named_nodes"] == str(SLOW - 1) and [r["outlier"] for r in per_node] == [0, 0, 0, 1]
+    assert summary["named_nodes"] == str(SLOW - 1) and [r["outlier"] for r in per_node] == [0, 0, 0, 1], \
+        (summary, per_node)
     slow_pairs = sorted((o["a"], o["b"]) for o in summary["outliers"] if o["slow_bandwidth"])
     assert slow_pairs == [(0, 3), (1, 3), (2, 3)]
-    # the link's rate: 50 Mbit/s is 6.25 MB/s; tbf lets a little less through
+    # the link's rate in MB/s; tbf lets a little less through
     for a, b in slow_pairs:
-        assert 0.7 * 6.25 < summary["matrix"]["bandwidth_mb_s"][a][b] < 1.05 * 6.25
+        assert 0.7 * SLOW_MBIT / 8 < summary["matrix"]["bandwidth_mb_s"][a][b] < 1.05 * SLOW_MBIT / 8
 
     prefix = install_prefix(tmp_path / "prefix")
     out = tmp_path / "out"
