@@ -162,9 +162,11 @@ def _reference_path(output, system):
     if not output:  # -o '' is no file, not "no -o"
         raise files.OutputError("the output is named '': name a file to write")
     if os.path.isdir(output) or output.endswith(os.sep):
+        # the system's name is a run report's text: '../x' must not take the file out of the folder,
+        # which is made only once the name is known to stay in it
+        path = files.within(output, f"{system}.yaml")
         os.makedirs(output, exist_ok=True)
-        # the system's name is a run report's text: '../x' must not take the file out of the folder
-        return str(files.within(output, f"{system}.yaml"))
+        return str(path)
     if not output.endswith((".yaml", ".yml")):
         raise references.ReferenceFileError(f"{output}: neither a folder nor a .yaml file: name a folder (an "
                                             f"existing one, or end it with /) or FILE.yaml")

@@ -227,7 +227,7 @@ def summary(system, mode, planned, listed=False):
         lines.append(f"references (docs/references.md): {REFERENCE_RUNS} runs of this mode, "
                      f"{REFERENCE_RUNS * sum(c.node_hours for c in planned):.1f} node-hours, "
                      f"{_duration(REFERENCE_RUNS * max(by_partition.values(), default=0))} on the busiest partition; "
-                     f"quick references first cost {REFERENCE_RUNS} quick runs")
+                     f"quick references first: {REFERENCE_RUNS} runs of plan --mode quick")
     return "\n".join(lines)
 
 

@@ -127,6 +127,9 @@ def test_2_a_system_name_from_the_reports_cannot_take_reference_o_dir_outside_it
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and "would write outside it" in err, err
     assert fz.snapshot(tmp_path) == before and os.path.lexists("/tmp/X.yaml") == outside
+    # a folder named with a trailing / that is not there yet is not made for a name that leaves it
+    assert cli.main(["reference", *made, "-o", f"{tmp_path}/new/"]) == 2
+    assert "would write outside it" in capsys.readouterr().err and not (tmp_path / "new").exists()
 
 
 # ---- 3: no hang on a FIFO output -----------------------------------------------------------
@@ -268,26 +271,15 @@ def test_6_a_signal_right_after_the_temporary_output_is_made_leaves_nothing(tmp_
 # ---- 7 and 13: read-only targets -----------------------------------------------------------
 
 @pytest.mark.unit
-def test_7_a_read_only_report_folder_is_kept_as_it_is(scratch):
+@pytest.mark.parametrize("command,target,mode", [("report", "rep", 0o555), ("reference", "local.yaml", 0o444)])
+def test_7_a_read_only_report_or_reference_is_kept_as_it_is(scratch, command, target, mode):
     base, uid = scratch
     made = reports(owned(base, uid))
     owned(base, uid)
-    assert jitterbench("report", *made, "-o", "rep", cwd=base, user=uid).returncode == 0
-    os.chmod(base / "rep", 0o555)
+    assert jitterbench(command, *made, "-o", target, cwd=base, user=uid).returncode == 0
+    os.chmod(base / target, mode)
     before = fz.snapshot(base)
-    one_line(jitterbench("report", *made, "-o", "rep", cwd=base, user=uid), "rep", "read-only")
-    assert fz.snapshot(base) == before
-
-
-@pytest.mark.unit
-def test_7_a_read_only_reference_file_is_kept_as_it_is(scratch):
-    base, uid = scratch
-    made = reports(owned(base, uid))
-    owned(base, uid)
-    assert jitterbench("reference", *made, "-o", "local.yaml", cwd=base, user=uid).returncode == 0
-    os.chmod(base / "local.yaml", 0o444)
-    before = fz.snapshot(base)
-    one_line(jitterbench("reference", *made, "-o", "local.yaml", cwd=base, user=uid), "local.yaml", "read-only")
+    one_line(jitterbench(command, *made, "-o", target, cwd=base, user=uid), target, "read-only")
     assert fz.snapshot(base) == before
 
 

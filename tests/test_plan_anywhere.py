@@ -20,7 +20,7 @@ def lmod_site(tmp_path, modules=()):
     """A site of `site new` under tmp_path/sites, its modules system Lmod, its Open MPI loaded by
     modules (systems/config.py would load it from systems/sites/)."""
     sites = tmp_path / "sites"
-    sites.mkdir()
+    sites.mkdir(parents=True)
     site.new("acme", [r"^acme-login\d+$"], "slurm", "srun", ["openmpi", "mpich"], "ib",
              ["compute:4:8", "debug:2:8"], sites)
     module = sites / "acme.py"
@@ -77,8 +77,9 @@ def test_a_site_without_its_modules_system_here_is_read_without_modules_and_said
     said.clear()  # a run that loads modules keeps the site's modules system: ReFrame refuses it in its own words
     (acme,) = site.load_systems([sites], argv=["reframe", "--system", "acme", "-r"], say=said.append)
     assert acme.SYSTEM["modules_system"] == "lmod" and said == []
-    shutil.rmtree(sites)  # a run that loads none needs no modules system
-    (acme,) = site.load_systems([lmod_site(tmp_path)], argv=["reframe", "--system", "acme", "-r"], say=said.append)
+    # a run that loads none needs no modules system: the same site without modules, in a folder of its own
+    (acme,) = site.load_systems([lmod_site(tmp_path / "no-modules")], argv=["reframe", "--system", "acme", "-r"],
+                                say=said.append)
     assert acme.SYSTEM["modules_system"] == "nomod" and len(said) == 1
 
 
