@@ -57,7 +57,7 @@ fi
 # The ASan+UBSan build, build/asan-openmpi (tests/test_sanitizers.py, test_fuzz.py,
 # test_hostile_c.py): built here, from the same sources as the others, so that the loop
 # below never runs the unit tests of a stale or half-built one left by an earlier run.
-python tests/fuzz_benchmarks.py --build-sanitized >/dev/null
+python tests/support/fuzz_benchmarks.py --build-sanitized >/dev/null
 for dir in build/*/; do
     ctest --test-dir "$dir" --output-on-failure || FAILED+=("ctest $dir")
 done

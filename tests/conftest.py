@@ -1,4 +1,13 @@
-"""Runs the real benchmarks under each MPI's real launcher."""
+"""What every test may use: the real benchmarks run under each MPI's real launcher (run_benchmark),
+the binaries ci/setup.sh built (install_prefix), a folder made on the spot (folder).
+
+Where a new test goes: in the file of the module or benchmark it tests (tests/test_<module>.py:
+test_references.py for jitterbench/references.py, test_halo.py for src/halo), or of the subject
+it runs across modules (test_perflogs.py: ReFrame's perflogs; test_first_day.py: a site's first
+day).  Its tier is its one marker (pyproject.toml lists them; a test without exactly one is not
+collected): unit for what needs no launch, mpi for a benchmark's launch, reframe for a ReFrame
+run, vcluster, pipeline, fuzz or spack for what those need.  What tests share that is not a test
+(the virtual cluster's fixtures, the fuzzers, the ReFrame runs' helpers) goes in tests/support/."""
 from __future__ import annotations
 
 import json

@@ -62,7 +62,7 @@ def test_running_out_of_memory_is_one_line(monkeypatch, capsys, error, says):
 
 
 def test_an_error_quoting_a_line_break_of_the_user_s_stays_one_line(tmp_path, capsys):
-    """compare --baseline 'a<newline>b' (found by tests/fuzz_cli.py, seed 33) and an argparse
+    """compare --baseline 'a<newline>b' (found by tests/support/fuzz_cli.py, seed 33) and an argparse
     refusal of such a value: one line each, the break written as an escape."""
     report = tmp_path / "r.json"
     report.write_text(json.dumps({"session_info": {"uuid": "u", "time_start_unix": 1}, "runs": [{"testcases": [

@@ -16,7 +16,7 @@ import subprocess
 
 import pytest
 
-import clusters
+from support import clusters
 from jitterbench import mpi as mpis
 
 pytestmark = [pytest.mark.vcluster, pytest.mark.skipif(clusters.why_not() is not None, reason=clusters.why_not() or "")]

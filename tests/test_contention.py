@@ -19,8 +19,8 @@ from pathlib import Path
 
 import pytest
 
-import clusters
-from clusters import REPO, VCLUSTER, report_cases, run_env
+from support import clusters
+from support.clusters import REPO, VCLUSTER, report_cases, run_env
 from conftest import assert_rejected, run_benchmark
 from jitterbench import mpi as mpis
 from jitterbench import profile as prof

@@ -18,7 +18,7 @@ from pathlib import Path
 
 import pytest
 
-import clusters
+from support import clusters
 from conftest import checkout_copy, install_prefix
 
 REPO = Path(__file__).resolve().parents[1]

@@ -1,4 +1,4 @@
-"""Fuzzed command lines (tests/fuzz_benchmarks.py) against the ASan+UBSan build: none may
+"""Fuzzed command lines (tests/support/fuzz_benchmarks.py) against the ASan+UBSan build: none may
 crash, hang, trip a sanitizer, or end without exactly one 'jb-NAME: error:' line."""
 from __future__ import annotations
 
@@ -9,11 +9,11 @@ from pathlib import Path
 
 import pytest
 
-import fuzz_benchmarks as fz
+from support import fuzz_benchmarks as fz
 
 SEED = 16         # issue 16; a failure names its case: --seed 16 --case N replays it
 EXECUTIONS = 6000  # at most: the time budget ends the session first on most machines
-SECONDS = 30      # starts of new cases stop after this (CI's 40 minutes); longer: tests/fuzz_benchmarks.py
+SECONDS = 30      # starts of new cases stop after this (CI's 40 minutes); longer: tests/support/fuzz_benchmarks.py
 WORKERS = 4       # a sanitized singleton waits more than it computes (~0.05 s CPU in ~0.2 s)
 
 

@@ -1,5 +1,5 @@
 """Hostile command lines, files and JB_* values against the `jitterbench` command
-(tests/fuzz_cli.py): none may hang, trace back, end without one line, or change what it did not
+(tests/support/fuzz_cli.py): none may hang, trace back, end without one line, or change what it did not
 make."""
 from __future__ import annotations
 
@@ -7,9 +7,9 @@ from pathlib import Path
 
 import pytest
 
-import fuzz_cli as fz
+from support import fuzz_cli as fz
 
-SEED = 31         # issue 31; a failure names its case: python tests/fuzz_cli.py --seed 31 --case N replays it
+SEED = 31         # issue 31; a failure names its case: python tests/support/fuzz_cli.py --seed 31 --case N replays it
 SECONDS = 20      # new cases start until then (CI's 40 minutes); longer sessions: the script
 
 

@@ -23,7 +23,7 @@ from jitterbench import mpi as mpis
 REPO = Path(__file__).resolve().parents[1]
 REFRAME = Path(sys.executable).with_name("reframe")
 JITTERBENCH = Path(sys.executable).with_name("jitterbench")
-# one small variant (test_reframe.py's SUBSET), a few calls: the store, not the speed, is tested here
+# one small variant (support/reframe_runs.py's SUBSET), a few calls: the store, not the speed, is tested here
 SUBSET = ["-c", "reframe_checks/halo.py", "-n", "HaloCheck", "-P", "tasks_per_node=2", "-P", "placement=row",
           "-S", "patterns=sendrecv", "-S", "msg_sizes=4096", "-p", "openmpi", "-S", "calls=20", "-S", "judge_load=0"]
 

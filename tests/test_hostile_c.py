@@ -1,6 +1,6 @@
 """Hostile options of issue 16, one regression case each: the run is refused before it
 starts (no result printed, no results file), with stderr exactly one line
-'jb-NAME: error: ...' naming the problem, and no hang.  They run the ASan+UBSan build (tests/fuzz_benchmarks.py): a refusal that
+'jb-NAME: error: ...' naming the problem, and no hang.  They run the ASan+UBSan build (tests/support/fuzz_benchmarks.py): a refusal that
 corrupts memory on its way out fails too, and a run that would take the node's memory
 ends at the sanitizer's RSS cap instead."""
 from __future__ import annotations
@@ -10,7 +10,7 @@ import socket
 
 import pytest
 
-import fuzz_benchmarks as fz
+from support import fuzz_benchmarks as fz
 from conftest import run_benchmark
 
 pytestmark = pytest.mark.fuzz

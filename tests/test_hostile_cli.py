@@ -21,7 +21,7 @@ from pathlib import Path
 
 import pytest
 
-import fuzz_cli as fz
+from support import fuzz_cli as fz
 from jitterbench import cli, mpi as mpis, references, rfm, settings, site
 
 REPO = Path(__file__).resolve().parents[1]

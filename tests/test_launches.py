@@ -19,7 +19,7 @@ import pytest
 from conftest import run_benchmark
 from jitterbench import cli, runs
 from jitterbench import mpi as mpis
-from test_reframe import perflog_rows, reframe
+from support.reframe_runs import perflog_rows, reframe
 
 REPO = Path(__file__).resolve().parents[1]
 LOOP = REPO / "jitterbench" / "launches.sh"

@@ -240,7 +240,7 @@ def test_the_history_job_of_a_second_pipeline_sees_the_first_s_runs(merge_reques
     """Two pipelines, each acceptance:local (one small case) then history:local, with the site's
     store on a path of its own (JB_RESULTS_DB): the second's history holds both runs."""
     store = tmp_path / "shared" / "results.db"
-    # the store, not the speed, is tested: the disturbed-run rule off (test_reframe.py, NOT_JUDGING_LOAD)
+    # the store, not the speed, is tested: the disturbed-run rule off (support/reframe_runs.py, NOT_JUDGING_LOAD)
     narrow = "-n HaloCheck -P placement=row -S patterns=isend-recv -S msg_sizes=4096 -S calls=20 -S judge_load=0"
     for pipeline in (1, 2):
         proc = run_pipeline(project, "--variable", f"JB_RESULTS_DB={store}", "--variable", f"JB_RFM_OPTIONS={narrow}",

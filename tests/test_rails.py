@@ -11,8 +11,8 @@ import subprocess
 
 import pytest
 
-import clusters
-from clusters import REPO, VCLUSTER, report_cases, run_env
+from support import clusters
+from support.clusters import REPO, VCLUSTER, report_cases, run_env
 from conftest import install_prefix
 from jitterbench import mpi as mpis
 

@@ -1,4 +1,4 @@
-"""The ASan+UBSan build (cmake -DJB_SANITIZE=ON, built by tests/fuzz_benchmarks.py into
+"""The ASan+UBSan build (cmake -DJB_SANITIZE=ON, built by tests/support/fuzz_benchmarks.py into
 build/asan-openmpi): the C unit tests, and one ordinary run of every benchmark on 1 and
 2 ranks, without a sanitizer report.  Hostile options run it in tests/test_hostile_c.py
 and tests/test_fuzz.py."""
@@ -8,7 +8,7 @@ import subprocess
 
 import pytest
 
-import fuzz_benchmarks as fz
+from support import fuzz_benchmarks as fz
 from conftest import run_benchmark
 
 pytestmark = pytest.mark.fuzz

@@ -13,7 +13,7 @@ import time
 
 import pytest
 
-import clusters
+from support import clusters
 from conftest import checkout_copy, install_prefix
 from jitterbench import mpi as mpis
 

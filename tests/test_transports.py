@@ -16,7 +16,7 @@ from jitterbench import site
 from jitterbench import transports as T
 from jitterbench.report import transport_differences
 from jitterbench.runs import Case, Collection
-from test_reframe import reframe
+from support.reframe_runs import reframe
 
 REPO = Path(__file__).resolve().parents[1]
 

@@ -18,8 +18,8 @@ from pathlib import Path
 
 import pytest
 
-import clusters
-from clusters import REPO, VCLUSTER, report_cases, run_env
+from support import clusters
+from support.clusters import REPO, VCLUSTER, report_cases, run_env
 from conftest import folder, install_prefix
 from jitterbench import mpi as mpis
 
@@ -47,7 +47,7 @@ def quick(cluster, tmp_path_factory):
     # one retry: Open MPI 4.1.4 started by srun on this oversubscribed cluster now and then
     # fails at start-up on one node (a shared-memory segment it cannot open); the report
     # keeps the failure and the retry
-    # the overlap at one work size: the sweep is the local quick suite's (test_reframe.py), and here,
+    # the overlap at one work size: the sweep is the local quick suite's (test_perflogs.py), and here,
     # 6 ranks on 2 cores, each size cost the 3-node torus runs some 25 s (58 s in all with two)
     # one node and three (within and across nodes, an odd count): two as well took CI 40 minutes
     # PairsCheck runs in test_pairs_vcluster.py, on a cluster with a slow node to name

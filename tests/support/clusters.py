@@ -10,7 +10,7 @@ from pathlib import Path
 
 from jitterbench import mpi as mpis
 
-REPO = Path(__file__).resolve().parents[1]
+REPO = Path(__file__).resolve().parents[2]
 VCLUSTER = REPO / "ci" / "vcluster" / "vcluster.sh"
 REFRAME = Path(sys.executable).with_name("reframe")
 # the cluster's transport variants of its MPIs (systems/sites/vcluster.py VARIANTS)

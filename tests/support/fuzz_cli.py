@@ -45,9 +45,9 @@ or more has one of each (issue 44):
   read-only      outputs the user made read-only: a reference file, an earlier report, a folder.
 
 Case i of seed S is the same on every machine (its own Random(f"{S}/{i}")), so
-`python tests/fuzz_cli.py --seed S --case i` replays one failure.
+`python tests/support/fuzz_cli.py --seed S --case i` replays one failure.
 
-  python tests/fuzz_cli.py --seed 1 --seconds 120
+  python tests/support/fuzz_cli.py --seed 1 --seconds 120
 """
 from __future__ import annotations
 
@@ -70,8 +70,8 @@ import threading
 import time
 from pathlib import Path
 
-REPO = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(REPO))
+REPO = Path(__file__).resolve().parents[2]
+sys.path[:0] = [str(REPO), str(REPO / "tests")]  # the package; conftest, when run as a script
 
 from conftest import halo_document  # noqa: E402  the tests' small jb-halo document
 from jitterbench import cli, settings  # noqa: E402

@@ -25,10 +25,10 @@ Open MPI and MPICH support): a start costs ~0.05-0.2 s instead of 0.3-1.2 s.
 No launcher noise is allowed: Open MPI's mpirun runs with --quiet.
 
 Case i of seed S is the same on every machine (its own Random(f"{S}/{i}")), so
-`python tests/fuzz_benchmarks.py --seed S --case i` replays one failure.
+`python tests/support/fuzz_benchmarks.py --seed S --case i` replays one failure.
 
-  python tests/fuzz_benchmarks.py --build-sanitized            # build/asan-openmpi
-  python tests/fuzz_benchmarks.py --build build/asan-openmpi --seed 1 --seconds 120
+  python tests/support/fuzz_benchmarks.py --build-sanitized            # build/asan-openmpi
+  python tests/support/fuzz_benchmarks.py --build build/asan-openmpi --seed 1 --seconds 120
 """
 from __future__ import annotations
 
@@ -50,7 +50,7 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
-REPO = Path(__file__).resolve().parent.parent
+REPO = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(REPO))
 from jitterbench import checkout  # noqa: E402
 from jitterbench import benchmarks as records  # noqa: E402
@@ -586,7 +586,7 @@ class Summary:
                                         for (np, o), (n, t) in sorted(self.busy.items())),
                  "  --timeout: " + (", ".join(b for b, w in sorted(self.watchdog.items()) if w) or "none"),
                  f"  failures: {len(self.failures)}"
-                 + (f" (replay one: python tests/fuzz_benchmarks.py --build {self.build} --seed {self.seed} --case N)"
+                 + (f" (replay one: python tests/support/fuzz_benchmarks.py --build {self.build} --seed {self.seed} --case N)"
                     if self.failures else "")]
         groups = {}
         for f in self.failures:
