@@ -50,8 +50,11 @@ for _m in _systems:  # every run's files under one folder, so runs never share a
     _m.SYSTEM.setdefault("stagedir", os.path.join(OUTPUT, "stage"))
     _m.SYSTEM.setdefault("outputdir", os.path.join(OUTPUT, "output"))
 
-# Benchmarks must not disturb each other: serial execution in every mode.
-_common_options = ["--exec-policy=serial", f"--report-junit={OUTPUT}/junit.xml",
+# Benchmarks must not disturb each other: serial execution in every mode.  The cases in a new random
+# order each run (Hoefler and Belli, SC15: randomise the order of experiments), so that no case is
+# always the one right after the builds, or after the same other case (docs/references.md, Launches:
+# a run's first case is where Open MPI's spread was); the order a run took is in its report's times.
+_common_options = ["--exec-policy=serial", "--exec-order=random", f"--report-junit={OUTPUT}/junit.xml",
                    "-c", os.path.join(REPO, "reframe_checks")]
 
 # Modes select by tags, with plain ReFrame options.  `acceptance` runs every variant the
