@@ -318,22 +318,15 @@ def _command(argv) -> int:
             f"{': ' + str(e) if str(e) else ' (the machine, or a limit on this process, has no more)'}")
         return 2
     except KeyboardInterrupt:
-        return interrupted()
+        return signals.interrupted()
     except OSError as e:  # what the system refused that no reader foresaw (a fork without memory, say)
         say(f"jitterbench: error: {e.filename + ': ' if e.filename else ''}{e.strerror or e}")
         return 2
     except Exception:
         if signals.received():  # the interrupt in a library's words (scipy's import: "initialization failed")
-            return interrupted()
+            return signals.interrupted()
         raise
     return 0
-
-
-def interrupted() -> int:
-    """Ctrl-C, SIGTERM or SIGHUP: one line, exit 130, and no second signal after it (signals.quiet)."""
-    signals.quiet()
-    print("jitterbench: interrupted", file=sys.stderr)
-    return 130
 
 
 if __name__ == "__main__":

@@ -67,14 +67,29 @@ def received() -> bool:
 
 
 def quiet() -> None:
-    """The command is ending: no alarm left to redeliver a signal, and a second signal ignored, so
-    that the one line said is the last (a KeyboardInterrupt raised while it is printed, or at
-    exit, would end the process by SIGINT instead)."""
-    _redeliver[0] = False
-    if _installed[0] and threading.current_thread() is threading.main_thread():  # the command's own process
-        signal.setitimer(signal.ITIMER_REAL, 0)
-        for signum in SIGNALS:
-            signal.signal(signum, signal.SIG_IGN)
+    """The command is ending: a signal from now on is ignored, and no alarm is left to redeliver one,
+    so that the one line said is the last.  The signals are ignored first, and a signal that lands
+    while they are being ignored (its KeyboardInterrupt raised here) is the one being ended: it is
+    caught and the ignoring done again, so that none can escape the command (a KeyboardInterrupt
+    escaping the entry point ends the process by SIGINT, with no line: 1 of 60 random SIGTERMs
+    during `report` did so, landing as the command ended)."""
+    while True:
+        try:
+            if _installed[0] and threading.current_thread() is threading.main_thread():  # the command's own process
+                for signum in SIGNALS:
+                    signal.signal(signum, signal.SIG_IGN)
+                signal.setitimer(signal.ITIMER_REAL, 0)
+            _redeliver[0] = False
+            return
+        except KeyboardInterrupt:
+            continue
+
+
+def interrupted() -> int:
+    """Ctrl-C, SIGTERM or SIGHUP ended the command: one line and the exit status 130."""
+    quiet()
+    print("jitterbench: interrupted", file=sys.stderr)
+    return 130
 
 
 @contextlib.contextmanager
