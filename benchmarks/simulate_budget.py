@@ -1,4 +1,4 @@
-"""The rates behind simulate's budget (jitterbench/simulate_command.py: NS_PER_EXCHANGE and
+"""The rates behind simulate's budget (jitterbench/simulate/command.py: NS_PER_EXCHANGE and
 NS_PER_DRAW), measured on this machine on one CPU:
 
     python benchmarks/simulate_budget.py

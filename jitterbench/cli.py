@@ -8,8 +8,9 @@ import os
 import sys
 from collections import defaultdict
 
-from . import __version__, benchmarks, bounds, checkout, files, history, references, results, runs, settings, signals, simulate, simulate_command, site, verdict_table
+from . import __version__, benchmarks, bounds, checkout, files, history, references, results, runs, settings, signals, simulate, site, verdict_table
 from .console import DOCS, OneLineParser, say, subcommand
+from .simulate import command as simulate_command
 from .console import format_table as _format_table
 
 

@@ -53,7 +53,8 @@ import reframe.utility.typecheck as typ
 from reframe.core.builtins import parameter, run_after, run_before, sanity_function, variable
 from reframe.core.exceptions import SanityError
 
-from jitterbench import simulate, simulate_command
+from jitterbench import simulate
+from jitterbench.simulate import profile as network_profile
 from jitterbench.checks import JitterbenchCheck, first_environments
 from jitterbench.results import ResultsError
 
@@ -265,7 +266,7 @@ class OverlapLatencyFinding(MpiFinding):
         if not all(map(os.path.exists, documents)):
             return
         try:
-            out = simulate_command.profile_results(documents, size=self.msg_size, latencies_us=[1, 8],
+            out = network_profile.predict(documents, size=self.msg_size, latencies_us=[1, 8],
                                                    bandwidths_mb_s=[self.bandwidth_mb_s])
         except (simulate.SimulationInputError, ResultsError) as e:
             raise SanityError(f"jitterbench simulate profile: {e}") from None
@@ -405,7 +406,7 @@ class AlltoallInjectedFinding(MpiFinding):
         sample = simulate.load_samples(self.document("exchanges.txt"))
         with open(self.document("predicted.json"), "w") as f:
             json.dump({"samples": "exchanges.txt", "trials": trials, "seed": seed, "message_bytes": self.msg_size,
-                       "procs": simulate_command.alltoall_results(sample, self.procs, trials, seed, self.msg_size)},
+                       "procs": simulate.alltoall_results(sample, self.procs, trials, seed, self.msg_size)},
                       f, indent=1)
 
     def throughput(self, procs):

@@ -23,7 +23,7 @@ from support import clusters
 from support.clusters import REPO, VCLUSTER, report_cases, run_env
 from conftest import assert_rejected, run_benchmark
 from jitterbench import mpi as mpis
-from jitterbench import profile as prof
+from jitterbench.simulate import profile as prof
 from jitterbench.topology import TopologyFileError, read_shape
 
 

@@ -7,7 +7,7 @@ import json
 import pytest
 
 from jitterbench import cli
-from jitterbench import profile as prof
+from jitterbench.simulate import profile as prof
 from jitterbench.simulate import SimulationInputError
 
 pytestmark = pytest.mark.unit

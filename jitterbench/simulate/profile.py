@@ -40,8 +40,8 @@ import math
 import re
 from dataclasses import asdict, dataclass
 
-from . import results
-from .simulate import SimulationInputError
+from .. import results
+from . import SimulationInputError
 
 LATENCIES_US = (1.0, 2.0, 4.0, 8.0)
 # 1 MB/s to 5 GB/s, log-spaced: the 1-2-5 series
@@ -231,7 +231,7 @@ def figure_svg(step: Step, rows, latencies, title: str) -> str:
     overlap, as SVG text."""
     import io
 
-    from .figures import subplots
+    from ..figures import subplots
     fig, ax = subplots()
     for i, lat in enumerate(latencies):
         pts = sorted((r["bandwidth_mb_s"], r["normalized"], r["normalized_overlap"]) for r in rows
@@ -251,3 +251,44 @@ def figure_svg(step: Step, rows, latencies, title: str) -> str:
     buf = io.StringIO()
     fig.savefig(buf, format="svg", metadata={"Creator": SVG_CREATOR})
     return buf.getvalue()
+
+
+def predict(torus=(), *, statistic="max_us", pattern=None, size=None, work=None, messages=None,
+            compute_us=None, overlap_us=None, latencies_us=LATENCIES_US, bandwidths_mb_s=BANDWIDTHS_MB_S) -> dict:
+    """The step, of jb-torus documents (torus) or given whole (compute_us, messages, size,
+    overlap_us), under every network profile of latencies_us by bandwidths_mb_s; from documents
+    also the measured network's fitted profile and the model's times at it beside the measured
+    ones.  What the model cannot use raises SimulationInputError naming it."""
+    got = None
+    if torus:
+        got = from_torus(torus_results(torus, statistic), pattern, size, work)
+        compute = compute_us if compute_us is not None else got["compute_us"]
+        if compute is None:
+            raise SimulationInputError("the documents hold no run with --work: give --compute-us")
+        overlap = overlap_us if overlap_us is not None else (compute if got["compute_us"] is not None else 0.0)
+        if got["size"] is None:
+            the_only(list(got["sizes"]), "message sizes", "--size")
+        step = Step(compute, messages if messages is not None else got["messages"], got["size"], overlap)
+    else:
+        if pattern or work is not None:
+            raise SimulationInputError("--pattern and --work choose among jb-torus documents: give some")
+        missing = [o for o, v in (("--compute-us", compute_us), ("--messages", messages), ("--size", size))
+                   if v is None]
+        if missing:
+            raise SimulationInputError(f"give jb-torus documents, or {', '.join(missing)}")
+        step = Step(compute_us, messages, size, overlap_us or 0.0)
+    step.check()
+    lats, bws = list(latencies_us), list(bandwidths_mb_s)
+    out = {"model": "comm = messages (latency + size / bandwidth), zero overhead; step = compute + comm, with "
+                    "overlap compute + max(0, comm - overlap)",
+           "normalized_to": "the step on an ideal network (zero latency, infinite bandwidth): compute_us",
+           "step": asdict(step), "latencies_us": lats, "bandwidths_mb_s": bws,
+           "profiles": grid(step, lats, bws)}
+    if got:
+        out.update(source={**{k: got[k] for k in ("pattern", "ndims", "work_bytes", "sources")},
+                           "statistic": statistic}, fit=got["fit"], measured=got["measured"])
+        fit = got["fit"]
+        if fit and got["measured"]:
+            out["check"] = {"after_us": step_us(step, fit["latency_us"], fit["bandwidth_mb_s"], False),
+                            "before_us": step_us(step, fit["latency_us"], fit["bandwidth_mb_s"], True)}
+    return out

@@ -1,8 +1,8 @@
 """The `jitterbench simulate` subcommands, each a driver of a model: alltoall and halo of
-jitterbench.simulate (resampling measured times), profile of jitterbench.profile (a measured
-step under other networks).  Each driver prints its table and returns what --json writes;
-the *_results functions compute without printing, for the papers' checks
-(reframe_checks/papers.py), which call them in ReFrame's process."""
+jitterbench.simulate (resampling measured times), profile of jitterbench.simulate.profile (a
+measured step under other networks).  Each driver prints its table and returns what --json
+writes; the models compute without printing (simulate.alltoall_results, profile.predict), for
+the papers' checks too (reframe_checks/papers.py), which call them in ReFrame's process."""
 from __future__ import annotations
 
 import argparse
@@ -10,13 +10,12 @@ import json
 import os
 import re
 import resource
-from dataclasses import asdict
 
 import numpy as np
 
-from . import files, model, profile, results, simulate
-from .console import format_table, subcommand
-from .simulate import SimulationInputError
+from .. import files, results, simulate
+from ..console import format_table, subcommand
+from . import SimulationInputError, profile
 
 
 # ---- argparse types: each a refusal in one line, naming the value ---------------------------
@@ -197,23 +196,6 @@ def run(args) -> None:
 
 # ---- alltoall ----------------------------------------------------------------------------------
 
-def alltoall_results(sample, procs, trials: int, seed: int, size: int, interrupts=None) -> list[dict]:
-    """The SP2 study's resampling simulator: trials all-to-alls on each P of procs, one random
-    stream of seed through them all; an entry per P."""
-    rng = np.random.default_rng(seed)
-    entries = []
-    for P in procs:
-        r = simulate.simulate_alltoall(sample, P, trials, rng, interrupts)
-        total, idle0 = r["total_us"], r["idle_us"][:, 0]
-        thr = simulate.throughput_mb_s(total, P, size)
-        entries.append({"P": P, "total_mean_us": float(total.mean()), "total_p50_us": float(np.percentile(total, 50)),
-                        "total_p99_us": float(np.percentile(total, 99)), "throughput_mean_mb_s": float(thr.mean()),
-                        "idle_mean_us": float(r["idle_us"].mean()), "idle0_zero_fraction": float((idle0 == 0).mean()),
-                        "idle0_p50_us": float(np.percentile(idle0, 50)), "idle0_p99_us": float(np.percentile(idle0, 99)),
-                        "idle0_max_us": float(idle0.max())})
-    return entries
-
-
 def alltoall(args) -> dict:
     """jitterbench simulate alltoall: T all-to-alls on each P of --procs."""
     sample = simulate.load_samples(args.samples, args.entry)
@@ -233,7 +215,7 @@ def alltoall(args) -> dict:
            "sample_sd_us": float(sample.std(ddof=1)) if sample.size > 1 else 0.0, "trials": args.trials,
            "seed": args.seed, "message_bytes": args.size,
            "interrupts": vars(args.interrupts) if args.interrupts else args.interrupt_trace,
-           "procs": alltoall_results(sample, args.procs, args.trials, args.seed, args.size, interrupts)}
+           "procs": simulate.alltoall_results(sample, args.procs, args.trials, args.seed, args.size, interrupts)}
     rows = [(str(e["P"]), f"{e['total_mean_us']:.1f}", f"{e['total_p99_us']:.1f}", f"{e['throughput_mean_mb_s']:.3f}",
              f"{e['idle_mean_us']:.1f}", f"{e['idle0_zero_fraction']:.3f}", f"{e['idle0_p99_us']:.1f}")
             for e in out["procs"]]
@@ -286,7 +268,7 @@ def halo(args) -> dict:
     # and the run's MAX is the slowest task's mean per call.  Per-task times come from the
     # merged histogram (bin middles), which also counts a task's waits for a delayed
     # neighbour: from a run of more than one task this limit is an overestimate.
-    per_task = model.per_task_times(bins)
+    per_task = simulate.per_task_times(bins)
     uncoupled = simulate.halo_prediction(per_task, tasks, rng, r["calls"], barrier_coupled=False, n_boot=HALO_BOOTSTRAP)
     # every task also replays a noise trace (jb-noise --trace) from its own offset
     trace = simulate.load_interrupt_trace(args.interrupt_trace) if args.interrupt_trace else None
@@ -325,53 +307,11 @@ def halo(args) -> dict:
 
 # ---- profile -----------------------------------------------------------------------------------
 
-def profile_results(torus=(), *, statistic="max_us", pattern=None, size=None, work=None, messages=None,
-                    compute_us=None, overlap_us=None, latencies_us=profile.LATENCIES_US,
-                    bandwidths_mb_s=profile.BANDWIDTHS_MB_S) -> dict:
-    """The step, of jb-torus documents (torus) or given whole (compute_us, messages, size,
-    overlap_us), under every network profile of latencies_us by bandwidths_mb_s; from documents
-    also the measured network's fitted profile and the model's times at it beside the measured
-    ones.  What the model cannot use raises SimulationInputError naming it."""
-    got = None
-    if torus:
-        got = profile.from_torus(profile.torus_results(torus, statistic), pattern, size, work)
-        compute = compute_us if compute_us is not None else got["compute_us"]
-        if compute is None:
-            raise SimulationInputError("the documents hold no run with --work: give --compute-us")
-        overlap = overlap_us if overlap_us is not None else (compute if got["compute_us"] is not None else 0.0)
-        if got["size"] is None:
-            profile.the_only(list(got["sizes"]), "message sizes", "--size")
-        step = profile.Step(compute, messages if messages is not None else got["messages"], got["size"], overlap)
-    else:
-        if pattern or work is not None:
-            raise SimulationInputError("--pattern and --work choose among jb-torus documents: give some")
-        missing = [o for o, v in (("--compute-us", compute_us), ("--messages", messages), ("--size", size))
-                   if v is None]
-        if missing:
-            raise SimulationInputError(f"give jb-torus documents, or {', '.join(missing)}")
-        step = profile.Step(compute_us, messages, size, overlap_us or 0.0)
-    step.check()
-    lats, bws = list(latencies_us), list(bandwidths_mb_s)
-    out = {"model": "comm = messages (latency + size / bandwidth), zero overhead; step = compute + comm, with "
-                    "overlap compute + max(0, comm - overlap)",
-           "normalized_to": "the step on an ideal network (zero latency, infinite bandwidth): compute_us",
-           "step": asdict(step), "latencies_us": lats, "bandwidths_mb_s": bws,
-           "profiles": profile.grid(step, lats, bws)}
-    if got:
-        out.update(source={**{k: got[k] for k in ("pattern", "ndims", "work_bytes", "sources")},
-                           "statistic": statistic}, fit=got["fit"], measured=got["measured"])
-        fit = got["fit"]
-        if fit and got["measured"]:
-            out["check"] = {"after_us": profile.step_us(step, fit["latency_us"], fit["bandwidth_mb_s"], False),
-                            "before_us": profile.step_us(step, fit["latency_us"], fit["bandwidth_mb_s"], True)}
-    return out
-
-
 def profile_command(args) -> dict:
     """jitterbench simulate profile: the table on stdout (and the figure), the results returned."""
     if args.figure and not str(args.figure).endswith(".svg"):
         raise SimulationInputError(f"{args.figure}: the figure is SVG; name a file ending in .svg")
-    out = profile_results(args.torus, statistic=args.statistic, pattern=args.pattern, size=args.size,
+    out = profile.predict(args.torus, statistic=args.statistic, pattern=args.pattern, size=args.size,
                           work=args.work, messages=args.messages, compute_us=args.compute_us,
                           overlap_us=args.overlap_us, latencies_us=args.latencies_us,
                           bandwidths_mb_s=args.bandwidths_mb_s)

@@ -21,7 +21,7 @@ from pathlib import Path
 
 import numpy as np
 
-from .files import loads_json, parse_number, read_text
+from ..files import loads_json, parse_number, read_text
 
 # Floats per (P, chunk) state array. Trials run in chunks of CHUNK_ELEMENTS // P so memory stays
 # small at any P and the working set stays in cache. Fixed, because the chunking decides the order
@@ -697,3 +697,29 @@ def _json_samples(path: Path, text: str, entry: int | None) -> np.ndarray:
     if not isinstance(values, list):
         raise SimulationInputError(f"{path}: results[{entry}].samples_us is not a list")
     return _check_sample(values, f"{path}: results[{entry}].samples_us")
+
+
+def alltoall_results(sample, procs, trials: int, seed: int, size: int, interrupts=None) -> list[dict]:
+    """The SP2 study's resampling simulator: trials all-to-alls on each P of procs, one random
+    stream of seed through them all; an entry per P."""
+    rng = np.random.default_rng(seed)
+    entries = []
+    for P in procs:
+        r = simulate_alltoall(sample, P, trials, rng, interrupts)
+        total, idle0 = r["total_us"], r["idle_us"][:, 0]
+        thr = throughput_mb_s(total, P, size)
+        entries.append({"P": P, "total_mean_us": float(total.mean()), "total_p50_us": float(np.percentile(total, 50)),
+                        "total_p99_us": float(np.percentile(total, 99)), "throughput_mean_mb_s": float(thr.mean()),
+                        "idle_mean_us": float(r["idle_us"].mean()), "idle0_zero_fraction": float((idle0 == 0).mean()),
+                        "idle0_p50_us": float(np.percentile(idle0, 50)), "idle0_p99_us": float(np.percentile(idle0, 99)),
+                        "idle0_max_us": float(idle0.max())})
+    return entries
+
+
+def per_task_times(bins):
+    """Per-task times rebuilt from a merged histogram [[lower_us, upper_us or None, count], ...]:
+    each bin's count of its middle (geometric; the bound there is where the other is 0 or
+    open).  A merged histogram also counts a task's waits for a delayed neighbour, so from a
+    run of more than one task these times are longer than the tasks' own."""
+    return np.repeat([np.sqrt(lo * hi) if lo > 0 and hi is not None else (hi or lo) for lo, hi, _ in bins],
+                     [n for _, _, n in bins])
