@@ -306,12 +306,12 @@ def main(argv=None) -> int:
         say(f"jitterbench plan: error: {e}")
         return 1
     planned = cases(config, system, variants, durations, partition, args.prgenv)
-    print(f"jitterbench plan: {checkout.describe()}, configuration {args.config}")
     if not planned:  # a misspelt -n or -p selects nothing: never a plan of nothing that looks like one
         say(f"jitterbench plan: error: no test case of mode {args.mode} on {args.system or system} is selected"
             f"{' by ' + ' '.join(options) if options else ''}: see the checks with "
             f"reframe -C {args.config} --system {args.system or system} --mode {args.mode} -l")
-        return 1
+        return 2  # the selection's mistake, as every refusal of input (found by the CLI fuzzer, seed 4447 case 721)
+    print(f"jitterbench plan: {checkout.describe()}, configuration {args.config}")
     print(summary(args.system or system, args.mode, planned, args.cases))
     return 0
 

@@ -62,6 +62,8 @@ MISTAKES = [
     ("a misspelt subcommand", ["tabel", "report.json"], {}, ["'tabel'", "jitterbench --help"]),
     ("a misspelt option of a subcommand", ["reference", "--chek", "x.yaml"], {}, ["--chek", "--help"]),
     ("a -S that sets nothing", ["plan", "--system", "local", "-S", "calls"], {}, ["'calls'", "[TEST.]VAR=VAL"]),
+    ("a -p that selects no environment", ["plan", "--system", "local", "-p", "quick"], {},
+     ["no test case of mode acceptance", "-p quick"]),
     ("a misspelt check in a reference file",
      lambda t: ["reference", "--lint", *reference_with(t, "\nHaloCheck:", "\nHaloChek:")], {},
      ["HaloChek", "did you mean 'HaloCheck'"]),
