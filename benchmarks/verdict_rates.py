@@ -24,7 +24,7 @@ e.g. -n PingPongCheck -P nodes=2), and restores the rate.  Per bounded variable 
 runs in which it failed beside its slowdown (median of the runs' values against the reference)
 and its minimum detectable slowdown.
 
-Both read the references the checks do (rfm.reference_files: the machine's own, then
+Both read the references the checks do (configuration.reference_files: the machine's own, then
 reference_data/); every run's output stays under --out.  Timings: nothing here asserts;
 the figures go in the issue's note.
 """
@@ -43,7 +43,8 @@ from scipy import stats
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
-from jitterbench import fingerprint, references, rfm, settings  # noqa: E402
+from jitterbench import fingerprint, references, settings  # noqa: E402
+from jitterbench.harness import configuration  # noqa: E402
 
 REFRAME = REPO / ".venv" / "bin" / "reframe"
 MPIS = ("openmpi", "mpich", "intelmpi")
@@ -98,7 +99,7 @@ def false_alarms(args):
 
 
 def the_references():
-    files = rfm.reference_files("local")
+    files = configuration.reference_files("local")
     for path in files:
         doc = references.load(path)
         facts = {"cpu": fingerprint.this_host(), "check": "HaloCheck", "launches": settings.launches()}
@@ -192,7 +193,7 @@ def link_rate(args):
 def not_assertable(system) -> dict:
     """(check, environ, variable, parameter values) -> detectable slowdown of the variables the
     system's reference file lists as not assertable."""
-    files = rfm.reference_files(system)
+    files = configuration.reference_files(system)
     if not files:
         return {}
     doc = references.load(files[0])

@@ -16,7 +16,6 @@ installed) are counted: they are known only there.
 """
 from __future__ import annotations
 
-import argparse
 import importlib.util
 import json
 import os

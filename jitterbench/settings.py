@@ -187,7 +187,7 @@ READ_BY_THE_PIPELINE = {
 # JB_* names set by jitterbench's own files for their own readers, never by a site: not checked,
 # but no misspelling either
 SET_BY_JITTERBENCH = {
-    "JB_MPIRUN": "each programming environment's mpirun, for the jb-mpirun launcher (jitterbench/launchers.py)",
+    "JB_MPIRUN": "each programming environment's mpirun, for the jb-mpirun launcher (jitterbench/harness/launchers.py)",
     "JB_SETUP": "the set-up command of the GitLab pipeline's jobs (ci/gitlab-ci.yml)",
     "JB_RUNNER_TAG": "the runner tag of the GitLab pipeline's jobs (ci/gitlab-ci.yml)",
     "JB_TEST_ARTIFACTS": "where the tests keep what they render (tests/test_report.py)",

@@ -12,9 +12,7 @@ from __future__ import annotations
 import dataclasses
 import datetime
 import difflib
-import functools
 import importlib.util
-import json
 import os
 import re
 import shlex
@@ -42,21 +40,18 @@ class SiteError(ValueError):
     """A site that cannot be written: one line naming the problem."""
 
 
+def _configuration():
+    """The harness's configuration helpers, which load ReFrame: only when a site file is checked
+    against ReFrame's schema, its modules system tried, or a site's scheduler named."""
+    from .harness import configuration  # noqa: PLC0415
+    return configuration
+
+
 # ---- loading ---------------------------------------------------------------------------
 
 # the systems this repository ships, which run anywhere by name (--system); every other module of
 # systems/sites/ is a site's own, written for its machine
 PROJECT_SYSTEMS = ("local", "vcluster", "torus")
-
-
-@functools.lru_cache(maxsize=None)
-def _schema():
-    """ReFrame's configuration schema (reframe/schemas/config.json), which it validates a whole
-    configuration against (reframe/core/config.py: jsonschema.validate): one bad system there
-    stops ReFrame for every system."""
-    import reframe  # noqa: PLC0415
-    with open(Path(reframe.__file__).parent / "schemas" / "config.json") as f:
-        return json.load(f)
 
 
 # the names of a system module that systems/config.py reads
@@ -66,7 +61,7 @@ MODULE_NAMES = ("SYSTEM", "ENVIRONMENTS", "QUICK", "ONLY", "PAPERS", "FALLBACK")
 def _schema_keys():
     """The keys ReFrame's schema allows in a system and in a partition ("additionalProperties":
     false in both)."""
-    system = _schema()["properties"]["systems"]["items"]
+    system = _configuration().schema()["properties"]["systems"]["items"]
     return set(system["properties"]), set(system["properties"]["partitions"]["items"]["properties"])
 
 
@@ -75,7 +70,7 @@ def _schema_problem(module):
     wrong kind, a required key missing), as ReFrame's own validation would, or None."""
     import jsonschema  # noqa: PLC0415  ReFrame's own dependency, with which it validates
     doc = {"systems": [module.SYSTEM], "environments": module.ENVIRONMENTS, "logging": []}
-    error = jsonschema.exceptions.best_match(jsonschema.Draft7Validator(_schema()).iter_errors(doc))
+    error = jsonschema.exceptions.best_match(jsonschema.Draft7Validator(_configuration().schema()).iter_errors(doc))
     if error is None:
         return None
     where = "/".join(map(str, error.absolute_path)).replace("systems/0", "SYSTEM", 1).replace(
@@ -115,22 +110,6 @@ def _load(path: Path):
     return module
 
 
-def _modules_system_problem(kind, checked):
-    """Why ReFrame cannot use the modules system kind on this host (its own validation,
-    reframe.core.modules.ModulesSystem.create: Lmod's LMOD_CMD, Environment Modules'
-    modulecmd, spack), or None."""
-    if kind in (None, "nomod"):
-        return None
-    if kind not in checked:
-        from reframe.core.modules import ModulesSystem  # noqa: PLC0415
-        try:
-            ModulesSystem.create(kind)
-            checked[kind] = None
-        except Exception as e:  # ReFrame's ConfigError: "could not find a sane Lmod installation: ..."
-            checked[kind] = str(e)
-    return checked[kind]
-
-
 def _names_modules(module) -> bool:
     """Whether a system loads any module: its own, a partition's or an environment's."""
     return bool(module.SYSTEM.get("modules") or any(p.get("modules") for p in module.SYSTEM.get("partitions", []))
@@ -164,7 +143,8 @@ def load_systems(folders=None, argv=None, say=None) -> list:
             say(f"jitterbench: {path}: {CONTROL.sub(' ', what)}: system '{path.stem}' left out until the file is "
                 f"fixed (the other systems load)")
             continue
-        problem = _modules_system_problem(module.SYSTEM.get("modules_system"), checked)
+        kind = module.SYSTEM.get("modules_system")
+        problem = None if kind in (None, "nomod") else _configuration().modules_system_problem(kind, checked)
         if problem and not (_running(argv) and _names_modules(module)):
             without[problem].append(module.SYSTEM["name"])
             module.SYSTEM["modules_system"] = "nomod"
@@ -229,9 +209,9 @@ def site_flavour(name):
 def environments(system, mpis, network):
     """A site's programming environments, one per MPI of mpis ({name: {"modules": [...],
     "env": {...}}}), named after it: its transports on shared memory and the network, its
-    eager-limit and device variables (rfm.environment), the modules that load it and the
+    eager-limit and device variables (harness.configuration.environment), the modules that load it and the
     site's own variables."""
-    from .rfm import environment  # noqa: PLC0415  ReFrame's, loaded with the configuration only
+    from .harness.configuration import environment  # noqa: PLC0415  ReFrame's, loaded with the configuration only
     envs = []
     for name, own in mpis.items():
         for key in own:  # a misspelt "module" would leave the MPI's modules unloaded, silently
@@ -281,18 +261,6 @@ def parse_partition(text, scheduler):
                         f"{MAX_TASKS_PER_NODE}")
     access = [m["access"]] if m["access"] else ([f"-p {m['name']}"] if scheduler in QUEUED else [])
     return Partition(m["name"], nodes, tasks, access)
-
-
-def _known(kind, name):
-    """Whether ReFrame knows a scheduler or launcher of that name (jitterbench's own included)."""
-    from reframe.core.backends import getlauncher, getscheduler  # noqa: PLC0415  only site new needs ReFrame
-
-    from . import launchers  # noqa: F401,PLC0415  registers jb-mpirun, poe, bgp-mpirun and yod
-    try:
-        (getscheduler if kind == "scheduler" else getlauncher)(name)
-        return True
-    except Exception:  # ReFrame's ConfigError for an unknown name
-        return False
 
 
 # The module a site is.  Every value of the user's in it is a Python literal made by repr (a
@@ -476,7 +444,7 @@ def new(name, hostnames, scheduler, launcher, mpis, network, partitions, sites=N
         except re.error as e:
             raise SiteError(f"hostname pattern '{pattern[:60]}' is not a regular expression: {e}") from None
     for kind, value in (("scheduler", scheduler), ("launcher", launcher)):
-        if not _known(kind, value):
+        if not _configuration().known_backend(kind, value):
             raise SiteError(f"unknown {kind} '{value[:40]}': ReFrame has none of that name")
     unknown = [m for m in mpis if m not in NETWORK_TRANSPORTS]
     if unknown or not mpis:

@@ -7,7 +7,7 @@ variables that select it, set its eager limit (the largest message sent without
 waiting for the receiver) and restrict it to named network devices, with the
 documentation each name comes from; `verified` says what jb-eager measured on
 this machine (EagerCheck runs every one that runs here).  A programming
-environment declares which transport serves each fabric (rfm.environment).
+environment declares which transport serves each fabric (harness.configuration.environment).
 
 The account: an environment variable set makes each MPI report what it selected
 (Open MPI its PML and BTLs, UCX its transports and devices, MPICH and Intel MPI

@@ -11,7 +11,7 @@ import reframe.utility.typecheck as typ
 from reframe.core.builtins import parameter, run_after, variable
 
 from jitterbench import benchmarks
-from jitterbench.checks import PerCallCheck
+from jitterbench.harness.checks import PerCallCheck
 
 RECORD = benchmarks.by_benchmark("alltoall")
 

@@ -9,7 +9,7 @@ import reframe.utility.sanity as sn
 from reframe.core.builtins import parameter, run_after, sanity_function, variable
 
 from jitterbench import benchmarks
-from jitterbench.checks import JitterbenchCheck, machine_scale
+from jitterbench.harness.checks import JitterbenchCheck, machine_scale
 
 RECORD = benchmarks.by_benchmark("congestion")
 CANARIES = ("latency", "bandwidth", "allreduce")

@@ -21,8 +21,8 @@ import reframe.utility.typecheck as typ
 from reframe.core.builtins import parameter, run_after, run_before, sanity_function, variable
 
 from jitterbench import benchmarks
-from jitterbench.checks import JitterbenchCheck, first_environments, listed, partitions
-from jitterbench.topology import read_shape
+from jitterbench.harness.checks import JitterbenchCheck, first_environments, listed, partitions
+from jitterbench.harness.topology import read_shape
 
 RECORD = benchmarks.by_benchmark("contention")
 

@@ -9,7 +9,7 @@ import reframe as rfm
 import reframe.utility.sanity as sn
 from reframe.core.builtins import parameter, run_after, sanity_function, variable
 
-from jitterbench.checks import TRANSPORT_VARIANTS, JitterbenchCheck
+from jitterbench.harness.checks import TRANSPORT_VARIANTS, JitterbenchCheck
 
 
 def pair_of(transport):

@@ -12,7 +12,7 @@ import reframe.utility.typecheck as typ
 from reframe.core.builtins import parameter, run_after, variable
 
 from jitterbench import benchmarks
-from jitterbench.checks import TRANSPORT_VARIANTS, PerCallCheck, listed
+from jitterbench.harness.checks import TRANSPORT_VARIANTS, PerCallCheck, listed
 
 RECORD = benchmarks.by_benchmark("halo")
 

@@ -10,7 +10,7 @@ JB_PREFIX=DIR/{environ}.  Tagged `install` only: no mode runs it.
 import reframe as rfm
 from reframe.core.builtins import run_after
 
-from jitterbench.checks import JitterbenchBuild
+from jitterbench.harness.checks import JitterbenchBuild
 
 
 @rfm.simple_test

@@ -15,7 +15,7 @@ import reframe.utility.typecheck as typ
 from reframe.core.builtins import run_after, variable
 
 from jitterbench import benchmarks
-from jitterbench.checks import JitterbenchCheck, listed
+from jitterbench.harness.checks import JitterbenchCheck, listed
 
 RECORD = benchmarks.by_benchmark("jacobi")
 

@@ -55,7 +55,7 @@ from reframe.core.exceptions import SanityError
 
 from jitterbench import simulate
 from jitterbench.simulate import profile as network_profile
-from jitterbench.checks import JitterbenchCheck, first_environments
+from jitterbench.harness.checks import JitterbenchCheck, first_environments
 from jitterbench.results import ResultsError
 
 

@@ -20,7 +20,7 @@ import reframe.utility.typecheck as typ
 from reframe.core.builtins import parameter, run_after, run_before, sanity_function, variable
 
 from jitterbench import perftest, sweeps
-from jitterbench.checks import SystemReferences
+from jitterbench.harness.checks import SystemReferences
 
 # the statistics perftest's latency tests give over their iterations (half the round trip):
 # the median (its 't_typical'), mean, 99th percentile and maximum

@@ -13,7 +13,7 @@ import reframe.utility.typecheck as typ
 from reframe.core.meta import make_test
 
 from jitterbench import benchmarks
-from jitterbench.checks import PerCallCheck
+from jitterbench.harness.checks import PerCallCheck
 
 
 def record_options(self):

@@ -20,7 +20,7 @@ from reframe.core.builtins import parameter, run_after, variable
 
 from jitterbench import benchmarks
 from jitterbench.benchmarks.torus import OWN_LINE
-from jitterbench.checks import PerCallCheck, listed
+from jitterbench.harness.checks import PerCallCheck, listed
 
 RECORD = benchmarks.by_benchmark("torus")
 

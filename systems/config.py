@@ -26,10 +26,10 @@ from jitterbench import checkout  # noqa: E402
 # (jitterbench/checkout.py)
 checkout.use(REPO)
 import jitterbench.benchmarks  # noqa: E402
-import jitterbench.launchers  # noqa: E402,F401  registers the jb-mpirun, poe, bgp-mpirun and yod launchers
+import jitterbench.harness.launchers  # noqa: E402,F401  registers the jb-mpirun, poe, bgp-mpirun and yod launchers
 from jitterbench import site  # noqa: E402
 from jitterbench import settings  # noqa: E402
-from jitterbench.rfm import results_handlers  # noqa: E402
+from jitterbench.harness.configuration import results_handlers  # noqa: E402
 
 OUTPUT = str(checkout.output())  # JB_OUTPUT, else output/ of the checkout
 
@@ -59,7 +59,7 @@ _common_options = ["--exec-policy=serial", "--exec-order=random", f"--report-jun
 
 # Modes select by tags, with plain ReFrame options.  `acceptance` runs every variant the
 # system's partitions fit, with every reference required.  `quick` runs the variants the
-# checks tag `quick` (jitterbench/checks.py, quick_variant): a smoke test of every check on
+# checks tag `quick` (jitterbench/harness/checks.py, quick_variant): a smoke test of every check on
 # every node count the partitions have (powers of two and the partition's size), two tasks
 # per node, the MPI's default eager limit (the eager check also sets 8 KiB: it proves the
 # variable moves the switch), block distribution (ping-pong also cyclic: it decides which

@@ -24,7 +24,7 @@ from support.clusters import REPO, VCLUSTER, report_cases, run_env
 from conftest import assert_rejected, run_benchmark
 from jitterbench import mpi as mpis
 from jitterbench.simulate import profile as prof
-from jitterbench.topology import TopologyFileError, read_shape
+from jitterbench.harness.topology import TopologyFileError, read_shape
 
 
 def contention(mpi, tmp_path, np, *args):

@@ -22,7 +22,8 @@ from pathlib import Path
 import pytest
 
 from support import fuzz_cli as fz
-from jitterbench import cli, mpi as mpis, references, rfm, settings, site
+from jitterbench import cli, mpi as mpis, references, settings, site
+from jitterbench.harness import configuration
 
 REPO = Path(__file__).resolve().parents[1]
 JITTERBENCH = [sys.executable, "-m", "jitterbench"]
@@ -166,8 +167,8 @@ def test_4_a_dashboard_that_accepts_and_never_answers_costs_one_timeout(monkeypa
     accepted = []
     threading.Thread(target=lambda: [accepted.append(server.accept()) for _ in range(16)], daemon=True).start()
     monkeypatch.setenv("JB_RESULTS_URL", f"http://127.0.0.1:{server.getsockname()[1]}/jb/_doc")
-    monkeypatch.setattr(rfm, "RESULTS_TIMEOUT_S", 1)
-    (config,) = rfm.results_handlers()
+    monkeypatch.setattr(configuration, "RESULTS_TIMEOUT_S", 1)
+    (config,) = configuration.results_handlers()
 
     class SiteConfig:  # what ReFrame's creator reads of the handler's entry (its defaults else)
         def get(self, key):

@@ -71,3 +71,32 @@ def test_the_package_has_no_import_circle():
 def test_a_circle_is_found():
     assert cycle({"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": set()}) == ["a", "b", "c", "a"]
     assert cycle({"a": {"b"}, "b": set()}) is None
+
+
+HARNESS = PACKAGE / "harness"
+
+
+def reframe_imports(path: Path) -> list[int]:
+    """The lines of a module that import ReFrame, module-level and inside functions alike."""
+    return [node.lineno for node in ast.walk(ast.parse(path.read_text()))
+            if isinstance(node, ast.Import) and any(a.name.split(".")[0] == "reframe" for a in node.names)
+            or isinstance(node, ast.ImportFrom) and not node.level and (node.module or "").split(".")[0] == "reframe"]
+
+
+@pytest.mark.unit
+def test_only_the_harness_imports_reframe():
+    """jitterbench/harness/ is the ReFrame side (issue 43, item 1): a module elsewhere that imports
+    ReFrame would load it for commands that only read files (tests/test_layout.py times them)."""
+    stray = {module_name(p): lines for p in PACKAGE.rglob("*.py")
+             if HARNESS not in p.parents and (lines := reframe_imports(p))}
+    assert stray == {}, f"modules outside jitterbench/harness/ that import ReFrame (lines): {stray}"
+    assert reframe_imports(HARNESS / "checks.py")  # the rule sees an import where there is one
+
+
+@pytest.mark.unit
+def test_a_stray_reframe_import_is_found(tmp_path):
+    module = tmp_path / "stray.py"
+    module.write_text("def f():\n    from reframe.core.backends import getlauncher\n    import os, reframe as rfm\n")
+    assert reframe_imports(module) == [2, 3]
+    module.write_text("from .reframe_like import x\nimport reframes\n")
+    assert reframe_imports(module) == []

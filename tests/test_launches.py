@@ -1,4 +1,4 @@
-"""A case is several launches (jitterbench/launches.sh, checks.JitterbenchCheck.launches): the loop,
+"""A case is several launches (jitterbench/harness/launches.sh, checks.JitterbenchCheck.launches): the loop,
 the median over launches and every launch's value kept, the disturbed-launch rule (the benchmark's,
 src/core/load.c), a disturbed launch launched again, and a case disturbed through every try
 inconclusive: a third verdict, never a pass."""
@@ -22,7 +22,7 @@ from jitterbench import mpi as mpis
 from support.reframe_runs import perflog_rows, reframe
 
 REPO = Path(__file__).resolve().parents[1]
-LOOP = REPO / "jitterbench" / "launches.sh"
+LOOP = REPO / "jitterbench" / "harness" / "launches.sh"
 LAUNCHES = {"JB_LAUNCHES": "3"}
 
 pytestmark = pytest.mark.skipif(not mpis.OPENMPI.available(), reason="Open MPI is not installed")
@@ -44,7 +44,7 @@ def stop(hogs):
 @pytest.mark.unit
 def test_the_disturbed_run_rule_reads_the_load_line_exactly():
     """The rule is the benchmark's (src/core/load.c); the reader takes its verdict, `_disturbed`."""
-    from jitterbench.load import disturbance, disturbed, load_samples
+    from jitterbench.harness.load import disturbance, disturbed, load_samples
     line = ("before_node=n1 before_load1=3.50 before_runnable=5 before_tasks_total=200 before_steal_pct=0.25 "
             "before_cpus=2 before_job_tasks=2 before_job_cpus=2 before_disturbed=1 after_node=n1 after_load1=3.10 "
             "after_runnable=4 after_tasks_total=200 after_steal_pct=-1.00 after_cpus=2 after_job_tasks=2 "
@@ -62,7 +62,7 @@ def test_the_benchmark_s_disturbed_verdict_is_the_rule_on_the_figures_it_prints(
     """jb-halo beside more busy processes than CPUs, and alone: in every sample it prints, its
     verdict is exactly runnable - job_tasks > max(cpus - job_tasks, 0) (with runnable read), and the
     hogs make it 1."""
-    from jitterbench.load import load_samples
+    from jitterbench.harness.load import load_samples
     verdicts = []
     for count in (0, (os.cpu_count() or 1) + 2):
         hogs = cpu_hogs(count, 60)

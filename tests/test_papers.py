@@ -16,7 +16,7 @@ import pytest
 
 from conftest import folder
 from jitterbench import references
-from jitterbench.topology import read_shape
+from jitterbench.harness.topology import read_shape
 
 REPO = Path(__file__).resolve().parents[1]
 REFERENCE_DIR = REPO / "reference_data"
@@ -188,7 +188,7 @@ def test_node_counts_are_the_papers_and_local_stays_last(site_configuration):
 def launch(name, tasks, per_node):
     from reframe.core.backends import getlauncher
 
-    import jitterbench.rfm  # noqa: F401  registers the launchers
+    import jitterbench.harness.configuration  # noqa: F401  registers the launchers
     return getlauncher(name)().command(SimpleNamespace(num_tasks=tasks, num_tasks_per_node=per_node))
 
 

@@ -48,7 +48,7 @@ def test_unswept_cases_keep_their_documents_once_and_a_case_without_values_whole
 
 @pytest.mark.unit
 def test_scales_are_powers_of_two_and_the_partition_s_own_size():
-    from jitterbench.rfm import per_node_scale, scale
+    from jitterbench.harness.configuration import per_node_scale, scale
     assert scale(1) == [1] and scale(3) == [1, 2, 3] and scale(128) == [1, 2, 4, 8, 16, 32, 64, 128]
     assert scale(120) == [1, 2, 4, 8, 16, 32, 64, 120]
     assert per_node_scale(1) == [1] and per_node_scale(2) == [1, 2] and per_node_scale(32) == [1, 2, 16, 32]

@@ -84,7 +84,7 @@ static void read_node(const jb_ctx *ctx, int at_end, jb_load_sample_t *s)
     gethostname(s->host, sizeof s->host - 1);
 }
 
-/* The disturbed-launch rule, stated here only (jitterbench/load.py and the checks' launch loop read
+/* The disturbed-launch rule, stated here only (jitterbench/harness/load.py and the checks' launch loop read
  * its verdict, `_disturbed=1`): on a node, the runnable tasks other than this job's exceed the CPUs
  * the job leaves free there, runnable - job_tasks > max(cpus - job_tasks, 0), so something else
  * takes a CPU from one of the job's ranks and the times measure the scheduler.  On 2 CPUs with 2

@@ -2,11 +2,11 @@
 Jitter" (IBM, Nov 2008; paper 000 of docs/papers.md).
 
 Select it with --system c1a.  The slides state 32 cores and 8 InfiniBand switch links
-per node; poe and MP_EAGER_LIMIT are the study's, as on hpce (jitterbench/launchers.py:
+per node; poe and MP_EAGER_LIMIT are the study's, as on hpce (jitterbench/harness/launchers.py:
 IBM_PE, PoeLauncher).  reference_data/c1a.yaml holds every number the slides state.
 """
-from jitterbench.launchers import IBM_PE
-from jitterbench.rfm import environment, paper_system
+from jitterbench.harness.launchers import IBM_PE
+from jitterbench.harness.configuration import environment, paper_system
 
 ENVIRONMENTS = [environment(IBM_PE, "c1a")]
 

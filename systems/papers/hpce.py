@@ -3,11 +3,11 @@
 
 Select it with --system hpce.  The slides state 16 cores and 2 Federation links per
 node, poe ("Interference with poe s/w") and MP_EAGER_LIMIT; IBM Parallel Environment's
-compiler wrapper and launcher are set in jitterbench/launchers.py (IBM_PE, PoeLauncher).
+compiler wrapper and launcher are set in jitterbench/harness/launchers.py (IBM_PE, PoeLauncher).
 reference_data/hpce.yaml holds every number the slides state.
 """
-from jitterbench.launchers import IBM_PE
-from jitterbench.rfm import environment, paper_system
+from jitterbench.harness.launchers import IBM_PE
+from jitterbench.harness.configuration import environment, paper_system
 
 ENVIRONMENTS = [environment(IBM_PE, "hpce")]
 

@@ -5,11 +5,11 @@
 Select it with --system hpcx.  A node here is an LPAR: 8 POWER4 processors that share
 memory and one pair of switch adapters (section 2).  The report used Parallel
 Environment for AIX 3.2 and sets MP_EAGER_LIMIT (section 3; section 2 writes
-MPI_EAGER_LIMIT): jitterbench/launchers.py's IBM_PE.  reference_data/hpcx.yaml holds every
+MPI_EAGER_LIMIT): jitterbench/harness/launchers.py's IBM_PE.  reference_data/hpcx.yaml holds every
 number the report states.
 """
-from jitterbench.launchers import IBM_PE
-from jitterbench.rfm import environment, paper_system
+from jitterbench.harness.launchers import IBM_PE
+from jitterbench.harness.configuration import environment, paper_system
 
 ENVIRONMENTS = [environment(IBM_PE, "hpcx")]
 

@@ -7,10 +7,10 @@ switch, so the partition has no shared-memory transport and runs one task per no
 Its modes run Table 1's all-to-all, whose values reference_data/sp2.yaml gives
 ReFrame beside every number the paper states.  The paper used IBM's MPL, not MPI
 (section 2.3); the checks run IBM Parallel Environment's MPI
-(jitterbench/launchers.py's IBM_PE), whose eager limit is MP_EAGER_LIMIT.
+(jitterbench/harness/launchers.py's IBM_PE), whose eager limit is MP_EAGER_LIMIT.
 """
-from jitterbench.launchers import IBM_PE
-from jitterbench.rfm import environment, paper_system
+from jitterbench.harness.launchers import IBM_PE
+from jitterbench.harness.configuration import environment, paper_system
 
 ENVIRONMENTS = [environment(IBM_PE, "sp2")]
 

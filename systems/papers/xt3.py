@@ -11,7 +11,7 @@ holds every number the abstract states.
 import os
 
 from jitterbench.mpi import MPI
-from jitterbench.rfm import environment, paper_system
+from jitterbench.harness.configuration import environment, paper_system
 
 TOPOLOGY = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "topologies", "xt-6x4x8.txt")
 

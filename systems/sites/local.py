@@ -9,7 +9,7 @@ the variables that set its eager limit per transport.
 import os
 
 from jitterbench import mpi
-from jitterbench.rfm import environment
+from jitterbench.harness.configuration import environment
 
 # each MPI's own mpirun, quoted: ReFrame exports values as they are written
 ENVIRONMENTS = [environment(flavour, "local", JB_MPIRUN='"' + " ".join([flavour.mpirun, *flavour.oversubscribe]) + '"')

@@ -16,7 +16,7 @@ if os.path.dirname(os.path.abspath(__file__)) not in sys.path:  # appended: see 
 import vcluster  # noqa: E402  the same cluster, the same MPI set-up across nodes
 
 from jitterbench import mpi  # noqa: E402
-from jitterbench.rfm import environment  # noqa: E402
+from jitterbench.harness.configuration import environment  # noqa: E402
 
 TOPOLOGY = os.path.join(vcluster.STATE, "topology")
 

@@ -39,7 +39,7 @@ or more has one of each (issue 44):
   fifo-output    every output option naming a FIFO: refused, never waited on;
   silent-server  ReFrame's httpjson handler, as systems/config.py configures it for JB_RESULTS_URL,
                  posting to a dashboard that accepts and never answers, closes, drips, answers 429
-                 or 500: each post ends within its timeout (jitterbench.rfm.RESULTS_TIMEOUT_S), and
+                 or 500: each post ends within its timeout (jitterbench.harness.configuration.RESULTS_TIMEOUT_S), and
                  a dead dashboard costs that once;
   full-stdout    a command line of the first family with standard output on /dev/full: one line;
   read-only      outputs the user made read-only: a reference file, an earlier report, a folder.
@@ -549,14 +549,14 @@ def load_new_site(spec: str, sites: str) -> int:
 
 def post_to_dashboard(mode: str) -> int:
     """silent-server: two records through ReFrame's httpjson handler as systems/config.py makes it
-    (jitterbench.rfm.results_handlers), to a server here that accepts and then (mode) never answers,
+    (jitterbench.harness.configuration.results_handlers), to a server here that accepts and then (mode) never answers,
     closes, drips a byte a second, answers 429 or 500.  Exit 3 where it took longer than a
     handler may: its 1-second probe, then the post's timeout once (a dead dashboard is not asked
     again) and a second's slack."""
     import logging  # noqa: PLC0415
     import socket  # noqa: PLC0415
 
-    from jitterbench import rfm  # noqa: PLC0415
+    from jitterbench.harness import configuration  # noqa: PLC0415
     from reframe.core import logging as rfm_logging  # noqa: PLC0415
     from reframe.core.exceptions import LoggingError  # noqa: PLC0415
 
@@ -585,7 +585,7 @@ def post_to_dashboard(mode: str) -> int:
 
     threading.Thread(target=serve, daemon=True).start()
     os.environ["JB_RESULTS_URL"] = f"http://127.0.0.1:{server.getsockname()[1]}/jb/_doc"
-    (config,) = rfm.results_handlers()
+    (config,) = configuration.results_handlers()
 
     class SiteConfig:  # the entry's fields; ReFrame's defaults for the rest (schemas/config.json)
         def get(self, key):
@@ -604,9 +604,9 @@ def post_to_dashboard(mode: str) -> int:
             print(f"warning: {e}")
     took = time.monotonic() - started
     print(f"{mode}: {took:.2f} s")
-    if took > 1 + rfm.RESULTS_TIMEOUT_S + 1 + (rfm.RESULTS_TIMEOUT_S if mode == "drip" else 0):
+    if took > 1 + configuration.RESULTS_TIMEOUT_S + 1 + (configuration.RESULTS_TIMEOUT_S if mode == "drip" else 0):
         print(f"jitterbench-fuzz: a {mode} dashboard cost {took:.1f} s, over its timeout of "
-              f"{rfm.RESULTS_TIMEOUT_S} s", file=sys.stderr)
+              f"{configuration.RESULTS_TIMEOUT_S} s", file=sys.stderr)
         return 3
     return 0
 

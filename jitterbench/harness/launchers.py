@@ -3,7 +3,7 @@
 `jb-mpirun` runs each programming environment's own mpirun (local); `poe`,
 `bgp-mpirun` and `yod` launch on the papers' machines (systems/papers/hpce.py ...
 xt3.py).  Importing this module registers them: systems/config.py imports it
-through jitterbench.rfm before ReFrame reads the configuration.
+through jitterbench.harness.configuration before ReFrame reads the configuration.
 """
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ from reframe.core.backends import register_launcher
 from reframe.core.exceptions import ReframeError
 from reframe.core.launchers import JobLauncher
 
-from .mpi import MPI
+from ..mpi import MPI
 
 
 @register_launcher("jb-mpirun")

@@ -1,19 +1,27 @@
 """ReFrame support for the configuration (systems/sites/*.py, systems/papers/*.py): programming environments,
-the papers' machines, install prefixes, and the scales a partition runs at.
+the papers' machines, install prefixes, the scales a partition runs at, and what the system
+registry (jitterbench/site.py) asks of ReFrame (its schema, a modules system, a backend's name).
 
-The launchers live in jitterbench/launchers.py (imported here, which registers
-them) and the checks' bases in jitterbench/checks.py, which only ReFrame's
+The launchers live in jitterbench/harness/launchers.py (imported here, which registers
+them) and the checks' bases in jitterbench/harness/checks.py, which only ReFrame's
 loader imports: its parameters are read from the configured system.
 """
 from __future__ import annotations
 
+import functools
 import itertools
+import json
 import os
 import threading
 import time
+from pathlib import Path
 
+import reframe
+from reframe.core.backends import getlauncher, getscheduler
+from reframe.core.modules import ModulesSystem
+
+from ..transports import TRANSPORTS
 from . import launchers  # noqa: F401  registers jb-mpirun, poe, bgp-mpirun and yod
-from .transports import TRANSPORTS
 
 
 def results_handlers():
@@ -200,3 +208,37 @@ def per_node_scale(cores):
     if cores < 1:
         raise ValueError(f"a node holds at least one core, not {cores}")
     return sorted({n for n in (1, 2, cores // 2, cores) if 1 <= n <= cores})
+
+
+# ---- what the system registry (jitterbench/site.py) asks of ReFrame ----------------------
+
+@functools.lru_cache(maxsize=None)
+def schema():
+    """ReFrame's configuration schema (reframe/schemas/config.json), which it validates a whole
+    configuration against (reframe/core/config.py: jsonschema.validate): one bad system there
+    stops ReFrame for every system."""
+    with open(Path(reframe.__file__).parent / "schemas" / "config.json") as f:
+        return json.load(f)
+
+
+def modules_system_problem(kind, checked):
+    """Why ReFrame cannot use the modules system kind on this host (its own validation,
+    reframe.core.modules.ModulesSystem.create: Lmod's LMOD_CMD, Environment Modules'
+    modulecmd, spack), or None; checked keeps each kind's answer."""
+    if kind not in checked:
+        try:
+            ModulesSystem.create(kind)
+            checked[kind] = None
+        except Exception as e:  # ReFrame's ConfigError: "could not find a sane Lmod installation: ..."
+            checked[kind] = str(e)
+    return checked[kind]
+
+
+def known_backend(kind, name):
+    """Whether ReFrame knows a scheduler or launcher of that name (jitterbench's own included:
+    launchers is imported above)."""
+    try:
+        (getscheduler if kind == "scheduler" else getlauncher)(name)
+        return True
+    except Exception:  # ReFrame's ConfigError for an unknown name
+        return False

@@ -22,9 +22,9 @@ import reframe.utility.typecheck as typ
 from reframe.core.builtins import fixture, parameter, run_after, run_before, sanity_function, variable
 from reframe.core.exceptions import ReframeError, SanityError
 
-from . import benchmarks, checkout, fingerprint, references, settings, sweeps, transports
+from .. import benchmarks, checkout, fingerprint, references, settings, sweeps, transports
 from .load import disturbance, disturbed, load_samples
-from .rfm import install_prefix, per_node_scale, scale
+from .configuration import install_prefix, per_node_scale, scale
 
 
 def partitions(feature="mpi"):
@@ -449,7 +449,7 @@ class JitterbenchCheck(MpiCheck):
     # Launches (docs/references.md, "Launches"): launch-to-launch variation dominates call-to-call
     # variation, so more calls per launch do not make a verdict surer and more launches do.  A
     # case launches its benchmark `launches` times in its one job, each a launcher call of its
-    # own (jitterbench/launches.sh), and each performance variable is the median over the
+    # own (jitterbench/harness/launches.sh), and each performance variable is the median over the
     # launches; JB_LAUNCHES sets a site's default (settings.LAUNCHES).  A launch the benchmark
     # finds disturbed (src/core/load.c) is launched again, `launch_tries` tries in all; a case
     # with a launch still disturbed is inconclusive (undisturbed).  A check whose verdict one

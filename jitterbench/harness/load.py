@@ -1,5 +1,5 @@
 """The load beside a run, as a benchmark records it ('# load:', src/core/load.c), and the rule
-that calls a run disturbed: read by the ReFrame checks (jitterbench/checks.py), no ReFrame here."""
+that calls a run disturbed: read by the ReFrame checks (jitterbench/harness/checks.py), no ReFrame here."""
 from __future__ import annotations
 
 import re

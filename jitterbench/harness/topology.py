@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from .files import read_text
+from ..files import read_text
 
 
 class TopologyFileError(ValueError):
