@@ -8,7 +8,7 @@ import os
 import sys
 from collections import defaultdict
 
-from . import __version__, benchmarks, bounds, checkout, files, history, references, results, runs, settings, signals, simulate, site, verdict_table
+from . import __version__, benchmarks, bounds, checkout, files, history, plan, references, results, runs, settings, signals, simulate, site, verdict_table
 from .console import DOCS, OneLineParser, say, subcommand
 from .simulate import command as simulate_command
 from .console import format_table as _format_table
@@ -146,9 +146,7 @@ def parser() -> argparse.ArgumentParser:
     history.add_arguments(subcommand(sub, "history", "every run kept: per variable its series and change points; "
                                                      "exit 1 when the newest runs stepped to the worse side",
                                      "docs/history.md"))
-    # plan has its own parser (jitterbench.plan): listed here for --help, handed its arguments in main
-    subcommand(sub, "plan", "what a mode will run on a system and its machine time, before it runs "
-                            "(jitterbench plan --help)", "docs/cli.md", add_help=False)
+    plan.add_arguments(subcommand(sub, "plan", plan.WHAT, "docs/cli.md"))
     simulate_command.add_arguments(subcommand(sub, "simulate", "predict all-to-all and halo times at scales not "
                                                                "measured", "docs/cli.md"))
     site.add_arguments(subcommand(sub, "site", "a site's systems/sites/ files: `jitterbench site new NAME ...` "
@@ -184,6 +182,8 @@ def run(args) -> int:
         simulate_command.run(args)
     elif args.command == "history":
         return history.command(args)
+    elif args.command == "plan":
+        return plan.command(args)
     elif args.command == "site":
         site.command(args)
     elif args.command in ("report", "compare"):
@@ -303,9 +303,6 @@ def _command(argv) -> int:
         say(f"jitterbench: error: {e}")
         return 2
     try:
-        if argv[:1] == ["plan"]:  # its own parser and errors; the system's refusals as every command's
-            from . import plan  # noqa: PLC0415  only plan needs ReFrame's configuration machinery
-            return plan.main(argv[1:])
         return run(parser().parse_args(argv))
     except ERRORS as e:
         say(f"jitterbench: error: {e}")

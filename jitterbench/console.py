@@ -28,6 +28,16 @@ class OneLineParser(argparse.ArgumentParser):
     def error(self, message):
         self.exit(2, one_line(f"{self.prog}: error: {message} (usage: {self.prog} --help)") + "\n")
 
+    def parse_known_args(self, args=None, namespace=None):
+        """A subcommand's parser refuses what it does not know itself (argparse leaves that to the
+        top parser, whose line would name `jitterbench`, not the subcommand whose --help helps)."""
+        namespace, extras = super().parse_known_args(args, namespace)
+        is_subcommand = " " in self.prog
+        has_subcommands = any(isinstance(a, argparse._SubParsersAction) for a in self._actions)
+        if extras and is_subcommand and not has_subcommands:
+            self.error(f"unrecognized arguments: {' '.join(extras)}")
+        return namespace, extras
+
 
 # The help texts' one style (tests/test_help.py holds every parser to it): a subcommand's line in
 # its parent's --help is its description too, and its --help ends with where its manual is; a

@@ -30,7 +30,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from . import benchmarks, checkout
-from .console import DOCS, OneLineParser, say
+from .console import say
 
 # ---- the cost model: each benchmark's descriptor models its run (Descriptor.cost) -----------
 JOB_S = 5.0               # a job's start and end under its scheduler
@@ -230,10 +230,12 @@ def summary(system, mode, planned, listed=False):
     return "\n".join(lines)
 
 
-def parser():
-    p = OneLineParser(prog="jitterbench plan", description=(
-        "List the test cases a mode runs on a system, their count and estimated machine time "
-        "(node-hours), without running anything."), epilog=DOCS.format("docs/cli.md"))
+WHAT = ("what a mode will run on a system and its machine time, before it runs: the test cases, their "
+        "count and estimated node-hours")
+
+
+def add_arguments(p) -> None:
+    """The plan subcommand's options (its parser from cli.parser, as every subcommand's)."""
     p.add_argument("--system", metavar="SYSTEM[:PARTITION]",
                    help="the ReFrame system, e.g. local, vcluster, c1a, or one partition of it, as reframe takes it "
                         "(default: the first system whose hostnames match this host, as reframe chooses)")
@@ -251,7 +253,6 @@ def parser():
     p.add_argument("--from", dest="reports", nargs="+", default=[], metavar="REPORT",
                    help="run reports (report.json) whose measured durations replace the cost model's")
     p.add_argument("--cases", action="store_true", help="list every test case before the summary")
-    return p
 
 
 def _near(word, known) -> str:
@@ -269,8 +270,9 @@ def host_system(config, hostname=None):
     raise PlanError(f"no system's hostnames match host '{hostname}': name one with --system")
 
 
-def main(argv=None) -> int:
-    args = parser().parse_args(argv)
+def command(args) -> int:
+    """jitterbench plan: the plan on stdout; 2 for a mistake of input, 1 where ReFrame could not
+    describe the checks."""
     try:
         args.config = args.config or str(checkout.config())
         config = load_configuration(args.config)  # which names its checkout (checkout.use)
@@ -314,6 +316,3 @@ def main(argv=None) -> int:
     print(summary(args.system or system, args.mode, planned, args.cases))
     return 0
 
-
-if __name__ == "__main__":
-    sys.exit(main())

@@ -17,7 +17,7 @@ import pytest
 
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
-from jitterbench import cli, plan  # noqa: E402
+from jitterbench import cli  # noqa: E402
 
 DOCS = [REPO / "README.md", *sorted((REPO / "docs").glob("*.md"))]
 BLOCK = re.compile(r"^( *)```(sh|bash|)\n(.*?)^\1```", re.M | re.S)
@@ -86,7 +86,7 @@ def jitterbench_problem(args):
         if args[0] not in subparsers(parser):
             return f"no subcommand '{args[0]}' of jitterbench {' '.join(path)}".replace("  ", " "), path
         path.append(args.pop(0))
-        parser = plan.parser() if path == ["plan"] else subparsers(parser)[path[-1]]
+        parser = subparsers(parser)[path[-1]]
     known = parser._option_string_actions
     for word in args:
         option = word.split("=")[0]

@@ -7,22 +7,22 @@ from pathlib import Path
 
 import pytest
 
-from jitterbench import cli, plan
+from jitterbench import cli
 
 REPO = Path(__file__).resolve().parent.parent
 METAVAR = re.compile(r"[A-Z][A-Z0-9_]*(?:[:=.,|\[\] -]*[A-Z0-9_]*)*(?:\.\.\.)?\Z|\[[A-Z]+=\][A-Z]+\Z|\[TEST\.\]VAR=VAL\Z")
 
 
 def parsers():
-    """(command, parser) of the command, each subcommand at every level, and plan's own."""
+    """(command, parser) of the command and each subcommand at every level."""
     out, todo = [], [("jitterbench", cli.parser())]
     while todo:
         name, p = todo.pop()
         out.append((name, p))
         for action in p._actions:
             if isinstance(action, argparse._SubParsersAction):
-                todo += [(f"{name} {sub}", sp) for sub, sp in action.choices.items() if sub != "plan"]
-    return [*out, ("jitterbench plan", plan.parser())]
+                todo += [(f"{name} {sub}", sp) for sub, sp in action.choices.items()]
+    return out
 
 
 def shown_name(action):

@@ -3,13 +3,13 @@ from __future__ import annotations
 
 import pytest
 
+from jitterbench import cli
 from support.reframe_runs import listing
 
 
 @pytest.mark.reframe
 def test_plan_counts_the_cases_reframe_lists_and_estimates_their_time(capsys):
-    from jitterbench import plan
-    assert plan.main(["--system", "local", "--mode", "quick"]) == 0
+    assert cli.main(["plan", "--system", "local", "--mode", "quick"]) == 0
     out = capsys.readouterr().out.splitlines()
     rows = {line.split()[0]: line.split() for line in out[2:] if line.split() and line.split()[0].endswith("Check")}
     cases = listing("--mode", "quick")
@@ -26,7 +26,6 @@ def test_plan_counts_the_cases_reframe_lists_and_estimates_their_time(capsys):
 ])
 @pytest.mark.unit
 def test_plan_refuses_bad_input_in_one_line(capsys, argv, message):
-    from jitterbench import plan
-    assert plan.main(argv) == 2
+    assert cli.main(["plan", *argv]) == 2
     captured = capsys.readouterr()
     assert captured.out == "" and captured.err.count("\n") == 1 and message in captured.err

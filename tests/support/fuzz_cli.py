@@ -118,8 +118,6 @@ def commands() -> dict:
                 walk(child, (*path, name))
 
     walk(cli.parser(), ())
-    from jitterbench import plan  # noqa: E402,PLC0415
-    out[("plan",)] = [a for a in plan.parser()._actions if not isinstance(a, argparse._HelpAction)]
     return out
 
 
