@@ -70,7 +70,7 @@ acceptance() {
         export JB_SPACK_VIEWS=$PWD/.spack-env/views
     fi
     # what the sweep will run and cost, stated before it starts (nothing runs)
-    python -m jitterbench.plan --system "$JB_SYSTEM" --mode "$JB_MODE"
+    python -m jitterbench plan --system "$JB_SYSTEM" --mode "$JB_MODE"
     local opts=(--system "$JB_SYSTEM${JB_PARTITION:+:$JB_PARTITION}" --mode "$JB_MODE")
     [ -z "${JB_ACCOUNT:-}" ] || opts+=(-J "account=$JB_ACCOUNT")
     # JB_MODULES and JB_RFM_OPTIONS are split into words on purpose (several in one variable),
