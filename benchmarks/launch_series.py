@@ -32,10 +32,11 @@ sys.path.insert(0, str(REPO))
 
 from jitterbench import mpi as mpis  # noqa: E402
 
-# the quick mode's command lines (`reframe --mode quick --dry-run`, the job scripts' last line)
+# the quick mode's command lines (`reframe --mode quick --dry-run`, the job scripts' last line),
+# without --validate, --series and --json, which write or check what this script does not read
 QUICK = {
     "alltoall": ["--method", "pairwise,alltoall", "--size", "1024,65536", "--calls", "100"],
-    "halo": ["--pattern", "isend-recv", "--size", "4096,40960", "--calls", "100"],
+    "halo": ["--placement", "row", "--pattern", "isend-recv", "--size", "4096,40960", "--calls", "100"],
 }
 LENGTHS = (5, 9, 15, 25)
 GAPS = (1, 2)

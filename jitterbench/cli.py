@@ -10,8 +10,8 @@ from collections import defaultdict
 
 from . import __version__, benchmarks, bounds, checkout, files, history, plan, references, results, runs, settings, signals, simulate, site, verdict_table
 from .console import DOCS, OneLineParser, say, subcommand
-from .simulate import command as simulate_command
 from .console import format_table as _format_table
+from .simulate import command as simulate_command
 
 
 def summarize(paths) -> str:
