@@ -13,14 +13,14 @@ was made from recorded (every benchmark prints them, the checks log them):
         openmpi: ['Open MPI v4.1.4, package: Debian OpenMPI, ...']
       transport:                      # per environment, what the MPI said it used (transports.py)
         openmpi: ['vm: shm+self']
-      launches:                       # per check, the launches each case's values are the median of
-        HaloCheck: [5]
+      launches:                       # per check, the launches each case's values are the median of:
+        HaloCheck: [5x1]              # a count in one job, or RxL: L in each of R rounds (checks.Rounds)
 
 A run matches a file when its CPU is one of the file's, for its environment its MPI library
 and transport are ones the file lists (an environment the file does not hold has no references
-to mismatch), and its check made as many launches a case as the file's runs did: a median of
-five launches is a steadier figure than one launch, and a bound made for the one is no bound for
-the other.  A measured file from before launches were counted (no `launches`) was made of one
+to mismatch), and its check made its launches as the file's runs did: a median of five launches
+is a steadier figure than one launch, and five launches in five rounds steadier than five in a row;
+a bound made for the one is no bound for the other.  A measured file from before launches were counted (no `launches`) was made of one
 launch a case.  A file with no fingerprint (a paper's, or one made before fingerprints) matches
 every run.
 
@@ -28,6 +28,7 @@ every run.
 from __future__ import annotations
 
 import os
+import re
 
 MATCHED = ("cpu", "mpi_library", "transport")  # and launches, per check
 PER_ENVIRON = ("mpi_library", "transport")
@@ -48,20 +49,45 @@ def of_cases(system, cases, hosts=()) -> dict:
                 fp[field].setdefault(case["environ"], set()).add(str(case[field]))
     fp["cpu"], fp["nodes"] = sorted(fp["cpu"]), sorted(fp["nodes"])
     for field in (*PER_ENVIRON, "launches"):
-        fp[field] = {key: sorted(values) for key, values in sorted(fp[field].items())}
+        fp[field] = {key: sorted(values, key=str) for key, values in sorted(fp[field].items())}
     return fp
 
 
-def launches_of(case) -> int:
-    """The launches a case's values are the median of: its loggable `launches` (a case from before
-    launches were counted made one)."""
-    launches = case.get("launches")
-    return launches if isinstance(launches, int) and not isinstance(launches, bool) else 1
+def made_of(launches, rounds=1):
+    """What a case's figure is the median of, as a fingerprint records it: its launches in one job,
+    or 'RxL' where its launches were made in rounds (L in each of R rounds: checks.Rounds)."""
+    return launches if rounds <= 1 else f"{rounds}x{launches}"
+
+
+def made_problem(made):
+    """None where made is a made_of value (a count, or 'RxL' of two), else what is wrong."""
+    if isinstance(made, int) and not isinstance(made, bool) and made >= 1:
+        return None
+    if isinstance(made, str) and re.fullmatch(r"[1-9][0-9]{0,5}x[1-9][0-9]{0,5}", made):
+        return None
+    return f"{made!r} is neither a launch count nor rounds x launches"
+
+
+def described(made) -> str:
+    """made_of's value in words."""
+    rounds, _, launches = str(made).rpartition("x")
+    per_round = f"{launches} launch{'es' if launches != '1' else ''}"
+    return f"{per_round} in each of {rounds} rounds" if rounds else f"{per_round} in one job"
+
+
+def _count(value):
+    return value if isinstance(value, int) and not isinstance(value, bool) else 1
+
+
+def launches_of(case):
+    """What a case's values are the median of (made_of): its loggable `launches` and `rounds` (a case
+    from before launches were counted made one, before rounds, one round)."""
+    return made_of(_count(case.get("launches")), _count(case.get("rounds")))
 
 
 def differences(fp, facts, environ) -> list:
     """Why a run with facts ({cpu, mpi_library, transport}: what its benchmark said; with check
-    and launches, how many launches that check's case made) under environ is not of the machine
+    and launches, what that check's figures are the median of: made_of) under environ is not of the machine
     fp describes, or not judged as its references were made; [] when it is (or fp is None)."""
     if not fp:
         return []
@@ -71,9 +97,9 @@ def differences(fp, facts, environ) -> list:
               for field in MATCHED if facts.get(field) and known[field] and facts[field] not in known[field]]
     made = (fp.get("launches") or {}).get(facts.get("check")) if "launches" in fp else [1]
     if facts.get("launches") and made and facts["launches"] not in made:
-        differ.append(f"{facts['launches']} launch(es) a case here, the references' {' or '.join(map(str, made))} "
-                      f"(a median of other launches has another spread: make references with JB_LAUNCHES="
-                      f"{facts['launches']}, or run with JB_LAUNCHES={made[0]})")
+        differ.append(f"a figure here is the median of {described(facts['launches'])}, the references' of "
+                      f"{' or '.join(map(described, made))} (another spread: make references as this run was made, "
+                      f"or run as they were, with JB_ROUNDS and JB_LAUNCHES)")
     return differ
 
 

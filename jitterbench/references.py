@@ -202,6 +202,10 @@ def _check_fingerprint(path, fp):
         problem = next((f"{field} must map each environment to a list of strings" for field in fingerprint.PER_ENVIRON
                         if not (isinstance(fp.get(field, {}), dict) and all(map(texts, fp.get(field, {}).values())))),
                        None)
+    made = fp.get("launches", {}) if isinstance(fp, dict) else {}
+    if not problem and not (isinstance(made, dict) and all(
+            isinstance(v, list) and all(fingerprint.made_problem(m) is None for m in v) for v in made.values())):
+        problem = "launches must map each check to a list of launch counts or rounds x launches, as 5 or 5x1"
     if problem:
         raise ReferenceFileError(f"{path}: fingerprint: {problem}")
 
@@ -334,14 +338,31 @@ def outcome(case):
     return INCONCLUSIVE if inconclusive else case["result"]
 
 
+# the parameter ReFrame's --repeat gives each round of a case (harness.checks.Rounds), in its name
+ROUND = ".repeat_no"
+_ROUND_IN_NAME = re.compile(rf" %{re.escape(ROUND)}=\d+")
+
+
+def case_name(display_name):
+    """A test case's name without its round: the name of the case its rounds make."""
+    return _ROUND_IN_NAME.sub("", display_name)
+
+
 def last_attempts(report):
-    """report_cases of a run report already read and checked (report_problem)."""
+    """report_cases of a run report already read and checked (report_problem): each case once, its
+    rounds (harness.checks.Rounds) as one: a round that failed, else one that was inconclusive, else
+    the round that holds the case's figure, named as the case."""
     last = {}
     for run in report["runs"]:
         for c in run.get("testcases", []):
             if not c.get("fixture") and (c["result"] != "skip" or c.get("perfvalues")):
                 last[(c["display_name"], c["system"], c["partition"], c["environ"])] = c
-    return list(last.values())
+    cases = {}
+    for (name, *where), c in last.items():
+        cases.setdefault((case_name(name), *where), []).append(c)
+    first = {"fail": 0, INCONCLUSIVE: 1}
+    return [{**min(rounds, key=lambda c: (first.get(outcome(c), 2), not c.get("perfvalues"))), "display_name": name}
+            for (name, *_), rounds in cases.items()]
 
 
 def _measured(report_paths):
@@ -481,7 +502,7 @@ def pool_of(check, key, unit, launches=1):
     clean runs broke (docs/references.md).  A median of 5 launches spreads less than one launch
     does: pooled with a check of one launch (the noise probe), Intel MPI's checks of five could
     detect 2.19x, apart 1.83x."""
-    kind = "size" if unit == "B" else "time" if launches == 1 else f"time, median of {launches} launches"
+    kind = "size" if unit == "B" else "time" if launches == 1 else f"time, median of {fingerprint.described(launches)}"
     return key[0], key[1], kind
 
 
@@ -555,8 +576,8 @@ def build(report_paths, system, measured_by, false_alarm_rate=bounds.FALSE_ALARM
     mixed = {check: counts for check, counts in made.items() if len(counts) > 1}
     if mixed:
         check, counts = sorted(mixed.items())[0]
-        raise ReferenceFileError(f"the runs' {check} cases were made of {' and '.join(map(str, counts))} launches: "
-                                 f"a bound takes runs of one count (JB_LAUNCHES), as a judged run will be")
+        raise ReferenceFileError(f"the runs' {check} cases were medians of {' and of '.join(map(fingerprint.described, counts))}: "
+                                 f"a bound takes runs made one way (JB_ROUNDS, JB_LAUNCHES), as a judged run will be")
     for check, key, var in asserted:
         groups.setdefault(pool_of(check, key, units[(check, var)], made[check][0]), []).append((check, key, var))
     slowdown, pools = {}, []

@@ -132,18 +132,34 @@ def _launches(value):
         f"a whole number of launches from 1 to {MAX_LAUNCHES}"
 
 
-# launches a case makes by default (JB_LAUNCHES): the median of 5 launches held the central figures'
-# minimum detectable slowdowns within 1.5-2.15x on the 2-core CI machine type where the launches
-# were a round of the suite apart; 5 consecutive launches in one job bound Intel MPI's only
-# (docs/references.md, "Launches")
-LAUNCHES = 5
+def _rounds(value):
+    return None if re.fullmatch(r"[0-9]{1,3}", value) and 1 <= int(value) <= MAX_ROUNDS else \
+        f"a whole number of rounds from 1 to {MAX_ROUNDS}"
+
+
+# A case's figure is the median of its launches, made in ROUNDS rounds of LAUNCHES each: the modes
+# run the suite ROUNDS times in one ReFrame session (--repeat, in a random order), so a case's
+# launches lie minutes apart, not in one slow episode of the machine.  Consecutive launches in one job
+# bound Intel MPI's figures only: the 2-core CI machine type has slow episodes of up to ~3 s that
+# take every launch within them (docs/references.md, "Launches").  JB_ROUNDS and JB_LAUNCHES set a
+# site's own.
+ROUNDS = 5
+MAX_ROUNDS = 100
+LAUNCHES = 1
 MAX_LAUNCHES = 1000
 
 
 def launches(environ=os.environ) -> int:
-    """The launches a test case makes: JB_LAUNCHES (checked by `check`), else LAUNCHES."""
+    """The launches a test case makes in each round: JB_LAUNCHES (checked by `check`), else LAUNCHES."""
     value = environ.get("JB_LAUNCHES")
     return int(value) if value and not _launches(value) else LAUNCHES
+
+
+def rounds(environ=os.environ) -> int:
+    """The rounds the modes run the suite in (ReFrame's --repeat): JB_ROUNDS (checked by `check`),
+    else ROUNDS."""
+    value = environ.get("JB_ROUNDS")
+    return int(value) if value and not _rounds(value) else ROUNDS
 
 
 def _options(value):
@@ -163,6 +179,7 @@ READ_BY_JITTERBENCH = {
     "JB_PERFTEST_SERVER_WAIT": _seconds,
     "JB_TIMEOUT": _timeout,
     "JB_LAUNCHES": _launches,
+    "JB_ROUNDS": _rounds,
     "JB_SIMULATE_BUDGET_S": _seconds,
     "JB_SPACK_VIEWS": _existing_folder,
     "JB_RESULTS_URL": _url,

@@ -20,7 +20,7 @@ import reframe.utility.typecheck as typ
 from reframe.core.builtins import parameter, run_after, run_before, sanity_function, variable
 
 from jitterbench import perftest, sweeps
-from jitterbench.harness.checks import SystemReferences
+from jitterbench.harness.checks import Rounds, SystemReferences
 
 # the statistics perftest's latency tests give over their iterations (half the round trip):
 # the median (its 't_typical'), mean, 99th percentile and maximum
@@ -59,7 +59,7 @@ def perftest_value(stdout, column, size):
 
 
 @rfm.simple_test
-class PerftestCheck(rfm.RunOnlyRegressionTest, SystemReferences):
+class PerftestCheck(rfm.RunOnlyRegressionTest, SystemReferences, Rounds):
     descr = "perftest: the verbs' own latency and bandwidth, beneath the MPI's"
     tags = {"perftest", "acceptance", "quick"}
     valid_systems = ["*"]

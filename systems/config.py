@@ -81,7 +81,11 @@ def _mode(module, name):
     # verdict is one run's, as its references' false-alarm rate is stated for one run
     own = {"quick": getattr(module, "QUICK", QUICK), "acceptance": _STRICT,
            "papers": getattr(module, "PAPERS", [])}[name]
-    return [*_common_options, "-t", name, *getattr(module, "ONLY", []), *own]
+    # the suite in rounds (settings.ROUNDS): each case's launches spread over the session, a case
+    # judged by its last round over all of them (JitterbenchCheck.pool_the_rounds).  The papers'
+    # findings are judged within one launch each.
+    rounds = [f"--repeat={settings.rounds()}"] if name != "papers" and settings.rounds() > 1 else []
+    return [*_common_options, "-t", name, *getattr(module, "ONLY", []), *own, *rounds]
 
 
 _GENERAL = {"report_file": os.path.join(OUTPUT, "report.json"), "purge_environment": False,

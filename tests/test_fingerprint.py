@@ -49,19 +49,35 @@ def test_the_fingerprint_of_cases_gathers_each_fact_per_environment():
 
 
 def test_a_run_of_other_launches_a_case_is_not_judged_by_the_references_and_is_told_why():
-    """A median of 5 launches is steadier than one launch: a bound made for the one is none for the
-    other, either way; a measured file without launches was made of one launch a case."""
-    fp = {"cpu": ["C"], "launches": {"HaloCheck": [5], "EagerCheck": [1]}}
+    """A median of 5 launches is steadier than one launch, and 5 launches in 5 rounds steadier than 5
+    in a row: a bound made for the one is none for the other, either way; a measured file without
+    launches was made of one launch a case."""
+    fp = {"cpu": ["C"], "launches": {"HaloCheck": [5], "EagerCheck": [1], "JacobiCheck": ["5x1"]}}
     same = {"cpu": "C", "check": "HaloCheck", "launches": 5}
     assert fingerprint.differences(fp, same, "openmpi") == []
     assert fingerprint.differences(fp, {**same, "check": "EagerCheck", "launches": 1}, "openmpi") == []
+    assert fingerprint.differences(fp, {**same, "check": "JacobiCheck", "launches": fingerprint.made_of(1, 5)},
+                                   "openmpi") == []
     differ = fingerprint.differences(fp, {**same, "launches": 1}, "openmpi")
-    assert len(differ) == 1 and differ[0].startswith("1 launch(es) a case here, the references' 5") \
-        and "JB_LAUNCHES=1" in differ[0]
-    assert fingerprint.differences({"cpu": ["C"]}, same, "openmpi")[0].startswith("5 launch(es) a case here, "
-                                                                                  "the references' 1")
+    assert differ == ["a figure here is the median of 1 launch in one job, the references' of 5 launches in one job "
+                      "(another spread: make references as this run was made, or run as they were, with JB_ROUNDS "
+                      "and JB_LAUNCHES)"]
+    (differ,) = fingerprint.differences(fp, {**same, "check": "JacobiCheck", "launches": 5}, "openmpi")
+    assert differ.startswith("a figure here is the median of 5 launches in one job, the references' of 1 launch in "
+                             "each of 5 rounds")
+    assert fingerprint.differences({"cpu": ["C"]}, same, "openmpi")[0].startswith(
+        "a figure here is the median of 5 launches in one job, the references' of 1 launch in one job")
     assert fingerprint.differences({"cpu": ["C"]}, {**same, "launches": 1}, "openmpi") == []
     assert fingerprint.differences(None, same, "openmpi") == []  # a paper's file judges every run
+
+
+def test_what_a_figure_is_the_median_of_is_recorded_and_checked():
+    assert [fingerprint.made_of(5), fingerprint.made_of(1, 5), fingerprint.made_of(2, 3)] == [5, "5x1", "3x2"]
+    assert fingerprint.launches_of({"launches": 1, "rounds": 5}) == "5x1"
+    assert fingerprint.launches_of({"launches": 3}) == 3 and fingerprint.launches_of({}) == 1
+    assert [fingerprint.made_problem(m) for m in (1, "5x1", "100x2")] == [None, None, None]
+    for bad in (0, True, "5", "x1", "0x1", "5x", "5x1 ", 2.0, None, "1e3x1"):
+        assert fingerprint.made_problem(bad) == f"{bad!r} is neither a launch count nor rounds x launches"
 
 
 def test_this_host_reads_as_the_benchmarks_print_it():
@@ -105,6 +121,9 @@ def test_check_tells_whether_a_run_or_this_host_matches_a_file(tmp_path, capsys)
     ({"system": "local", "nodes": ["1"]}, "fingerprint: nodes must be a list of node counts"),
     ({"system": "local", "mpi_library": ["Open MPI"]},
      "fingerprint: mpi_library must map each environment to a list of strings"),
+    *(({"system": "local", "launches": launches},
+       "fingerprint: launches must map each check to a list of launch counts or rounds x launches, as 5 or 5x1")
+      for launches in ("5x1", {"HaloCheck": "5x1"}, {"HaloCheck": ["5 x 1"]}, {"HaloCheck": [0]})),
 ])
 def test_a_malformed_fingerprint_is_one_line_naming_it(tmp_path, capsys, fp, message):
     path = reference_file(tmp_path, fp)

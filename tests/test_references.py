@@ -96,14 +96,14 @@ def test_malformed_stated_entries_name_the_entry(tmp_path, doc, message):
     assert message in text and "\n" not in text and text.startswith(str(tmp_path / "sp2.yaml"))
 
 
-def report(tmp_path, name, values, system="local", calls=100, uuid=None, quiet=False, launches=None):
+def report(tmp_path, name, values, system="local", calls=100, uuid=None, quiet=False, launches=None, rounds=None):
     """A ReFrame run report with one HaloCheck variant per (pattern, max) value under openmpi, and
     where quiet the same variants under mpich with the same value in every run (7.0)."""
     cases = [{
         "display_name": f"HaloCheck %nodes=1 %pattern={pattern}", "nodes": 1, "pattern": pattern,
         "system": system, "partition": "default", "environ": environ, "result": "pass", "fixture": False,
         "calls": calls, "mpi_library": "Open MPI v4.1.4", "cpu": "AMD EPYC; 2 CPUs", "transport": "vm: shm",
-        **({"launches": launches} if launches else {}),
+        **({"launches": launches} if launches else {}), **({"rounds": rounds} if rounds else {}),
         "perfvalues": {f"{system}:default:max": [v, 0, None, None, "us", "pass"],
                        f"{system}:default:p99": [3 * v, 0, None, None, "us", "pass"],
                        f"{system}:default:jitter": [1.5, 0, None, None, "MAX/AVG", "pass"]},
@@ -158,10 +158,16 @@ def test_runs_of_different_launches_a_case_are_refused_and_the_count_is_the_file
     out = tmp_path / "mixed.yaml"
     assert cli.main(["reference", *map(str, mixed), "-o", str(out)]) == 2 and not out.exists()
     err = capsys.readouterr().err
-    assert err.count("\n") == 1 and "HaloCheck cases were made of 1 and 5 launches" in err
+    assert err.count("\n") == 1 and "HaloCheck cases were medians of 1 launch in one job and of 5 launches in one job" in err
     doc = references.build([report(tmp_path, f"f{i}.json", [("sendrecv", v)], launches=5)
                             for i, v in enumerate(MAXIMA)], "local", "test")
     assert doc["fingerprint"]["launches"] == {"HaloCheck": [5]}
+    rounds = [report(tmp_path, f"r{i}.json", [("sendrecv", v)], launches=1, rounds=5) for i, v in enumerate(MAXIMA)]
+    doc = references.build(rounds, "local", "test")
+    assert doc["fingerprint"]["launches"] == {"HaloCheck": ["5x1"]}
+    assert references.loads(references.dump(doc), "local.yaml")["fingerprint"]["launches"] == {"HaloCheck": ["5x1"]}
+    assert cli.main(["reference", *map(str, [*rounds[:4], mixed[1]]), "-o", str(out)]) == 2 and not out.exists()
+    assert "medians of 5 launches in one job and of 1 launch in each of 5 rounds" in capsys.readouterr().err
 
 
 def test_a_variable_too_noisy_for_the_limit_is_left_unbounded_and_listed(tmp_path):

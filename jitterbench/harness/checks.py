@@ -18,6 +18,7 @@ import statistics
 import reframe as rfm
 import reframe.core.runtime as rt
 import reframe.utility.sanity as sn
+import reframe.utility.osext as osext
 import reframe.utility.typecheck as typ
 from reframe.core.builtins import fixture, parameter, run_after, run_before, sanity_function, variable
 from reframe.core.exceptions import ReframeError, SanityError
@@ -198,7 +199,56 @@ class SystemReferences(rfm.RegressionTestPlugin):
             raise ReframeError(f"no references of this machine: {' | '.join(why)}")
 
 
-class MpiCheck(rfm.RunOnlyRegressionTest, SystemReferences):
+# the cases a session ran so far of the case each round belongs to (Rounds.pool_the_rounds):
+# {(case, partition, environ): {round: {variable: [values]}}}.  A ReFrame session runs every test's
+# hooks in its one process, so the rounds of a case meet here.
+_ROUNDS_RUN = {}
+
+
+class Rounds(rfm.RegressionTestPlugin):
+    """The suite in rounds (docs/references.md, "Launches"): the modes run every case several times
+    in one session (ReFrame's --repeat, settings.ROUNDS), in a random order, so a case's launches
+    lie apart in time, not within one slow episode of the machine.  Each round is a test case of
+    its own; the last of a case's rounds to run is the case's figure: each performance variable the
+    median over every launch of every round (over the rounds' own values where a variable is no
+    launch's: a ratio of medians, OSU's one launch a round), judged against the references, and
+    launch_values holds them all in round order.  The earlier rounds report no performance
+    variable: a reader sees one figure a case, with its rounds.  A check whose verdict one launch
+    decides (over_launches False) runs in the first round only."""
+
+    rounds = variable(int, value=1, loggable=True)
+
+    @run_after("init")
+    def count_the_rounds(self):
+        space = type(self).param_space
+        self.rounds = len(space[references.ROUND]) if references.ROUND in space.params else 1
+        if not getattr(self, "over_launches", True) and self.rounds > 1:
+            self.skip_if(getattr(self, references.ROUND) > 0, "one launch decides this check: it runs in the first round only")
+            self.rounds = 1
+
+    @run_before("performance")
+    def pool_the_rounds(self):
+        if self.rounds == 1 or self.is_dry_run():
+            return
+        with osext.change_dir(self.stagedir):  # where ReFrame evaluates them: the output's names are relative
+            own = {name: sn.evaluate(function) for name, function in self.perf_variables.items()}
+        launches = json.loads(getattr(self, "launch_values", "") or "{}")
+        case = (references.case_name(self.display_name), self.current_partition.fullname, self.current_environ.name)
+        run = _ROUNDS_RUN.setdefault(case, {})
+        run[getattr(self, references.ROUND)] = {name: launches.get(name, [value]) for name, value in own.items()}
+        if len(run) < self.rounds:
+            self.perf_variables = {}
+            return
+        del _ROUNDS_RUN[case]
+        every = {name: [v for r in sorted(run) for v in run[r][name]] for name in own}
+        if hasattr(self, "launch_values"):
+            self.launch_values = json.dumps(every, separators=(",", ":"))
+        self.perf_variables = {name: sn.make_performance_function(sn.defer(statistics.median(values)),
+                                                                  self.perf_variables[name].unit)
+                               for name, values in every.items()}
+
+
+class MpiCheck(rfm.RunOnlyRegressionTest, SystemReferences, Rounds):
     """What every MPI check here shares: a job of `nodes` x `tasks_per_node` tasks
     dealt by `distribution`, run only on the partitions it fits, and references
     from reference_data/<system>.yaml (SystemReferences)."""
@@ -550,7 +600,7 @@ class JitterbenchCheck(MpiCheck):
         self.network = sn.evaluate(sn.extractsingle(r"^# network: (.*)$", stdout, 1)).strip()
         self.take_the_machines_references({"cpu": self.cpu, "mpi_library": self.mpi_library,
                                            "transport": self.transport, "check": type(self).__name__,
-                                           "launches": self.launches})
+                                           "launches": fingerprint.made_of(self.launches, self.rounds)})
 
     @run_before("sanity")
     def read_the_load(self):
