@@ -340,7 +340,7 @@ def outcome(case):
 
 # the parameter ReFrame's --repeat gives each round of a case (harness.checks.Rounds), in its name
 ROUND = ".repeat_no"
-_ROUND_IN_NAME = re.compile(rf" %{re.escape(ROUND)}=\d+")
+_ROUND_IN_NAME = re.compile(rf" %{re.escape(ROUND)}=(\d+)")
 
 
 def case_name(display_name):
@@ -348,10 +348,16 @@ def case_name(display_name):
     return _ROUND_IN_NAME.sub("", display_name)
 
 
+def _round_of(case):
+    found = _ROUND_IN_NAME.search(case["display_name"])
+    return int(found[1]) if found else 0
+
+
 def last_attempts(report):
     """report_cases of a run report already read and checked (report_problem): each case once, its
     rounds (harness.checks.Rounds) as one: a round that failed, else one that was inconclusive, else
-    the round that holds the case's figure, named as the case."""
+    the round that holds the case's figure, named as the case, with every round's output folder
+    (round_outputdirs: their launches' documents)."""
     last = {}
     for run in report["runs"]:
         for c in run.get("testcases", []):
@@ -361,7 +367,8 @@ def last_attempts(report):
     for (name, *where), c in last.items():
         cases.setdefault((case_name(name), *where), []).append(c)
     first = {"fail": 0, INCONCLUSIVE: 1}
-    return [{**min(rounds, key=lambda c: (first.get(outcome(c), 2), not c.get("perfvalues"))), "display_name": name}
+    return [{**min(rounds, key=lambda c: (first.get(outcome(c), 2), not c.get("perfvalues"))), "display_name": name,
+             "round_outputdirs": [c.get("outputdir") for c in sorted(rounds, key=_round_of)]}
             for (name, *_), rounds in cases.items()]
 
 
@@ -492,18 +499,27 @@ def _significant(x, digits=6):
     return float(f"{x:.{digits}g}")
 
 
-def pool_of(check, key, unit, launches=1):
+def pool_of(check, key, unit, launches=1, variable=""):
     """The variables whose leave-one-out scores are pooled into one minimum detectable slowdown:
     every timed variable (times, rates, their ratios) of one MPI on one partition, across checks;
-    sizes (the eager limits, in bytes) apart, and apart by the launches each value is the median
-    of.  The run is the unit of disturbance: a moment the cores are taken slows every check of
-    that run under the MPI, so the MPI's checks together estimate the tail.  Pooled per check
-    instead, a check whose five runs happened to be steady got a tight bound that 8 of 20 later
-    clean runs broke (docs/references.md).  A median of 5 launches spreads less than one launch
-    does: pooled with a check of one launch (the noise probe), Intel MPI's checks of five could
-    detect 2.19x, apart 1.83x."""
-    kind = "size" if unit == "B" else "time" if launches == 1 else f"time, median of {fingerprint.described(launches)}"
-    return key[0], key[1], kind
+    sizes (the eager limits, in bytes) apart, percentiles over calls apart from the central figures,
+    and apart by the launches each value is the median of.  The run is the unit of disturbance: a
+    moment the cores are taken slows every check of that run under the MPI, so the MPI's checks
+    together estimate the tail.  Pooled per check instead, a check whose five runs happened to be
+    steady got a tight bound that 8 of 20 later clean runs broke (docs/references.md).  A median of
+    5 launches spreads less than one launch does: pooled with a check of one launch (the noise
+    probe), Intel MPI's checks of five could detect 2.19x, apart 1.83x.  A p99 over 100 calls is
+    about their second largest, so it spreads from launch to launch as no mean does: pooled with
+    the means, the tails set every bound of the rounds' baseline (docs/references.md, Launches)."""
+    if unit == "B":
+        return key[0], key[1], "size"
+    kind = "percentile over calls" if variable and _is_percentile(check, variable) else "time"
+    return key[0], key[1], kind if launches == 1 else f"{kind}, median of {fingerprint.described(launches)}"
+
+
+def _is_percentile(check, variable):
+    quantity = sweeps.quantity(check, variable)
+    return bounds.percentile_of(quantity.name if quantity else sweeps.unfold(check, variable)[0]) is not None
 
 
 def build(report_paths, system, measured_by, false_alarm_rate=bounds.FALSE_ALARM_RATE,
@@ -579,7 +595,7 @@ def build(report_paths, system, measured_by, false_alarm_rate=bounds.FALSE_ALARM
         raise ReferenceFileError(f"the runs' {check} cases were medians of {' and of '.join(map(fingerprint.described, counts))}: "
                                  f"a bound takes runs made one way (JB_ROUNDS, JB_LAUNCHES), as a judged run will be")
     for check, key, var in asserted:
-        groups.setdefault(pool_of(check, key, units[(check, var)], made[check][0]), []).append((check, key, var))
+        groups.setdefault(pool_of(check, key, units[(check, var)], made[check][0], var), []).append((check, key, var))
     slowdown, pools = {}, []
     for (partition, environ, kind), members in sorted(groups.items()):
         scores = np.concatenate([bounds.loo_scores(bounds.worse_logs(samples[m], roles[m].better)[None, :])

@@ -137,14 +137,16 @@ def read_report(path, label, skipped):
     for c in testcases:
         perf = {name.split(":")[-1]: Perf(v[0], v[4], v[1], v[2], v[3])
                 for name, v in (c.get("perfvalues") or {}).items()}
-        outputdir = _moved(c.get("outputdir"), info.get("prefix_output"), Path(path).parent / "output")
+        # a case run in rounds kept each round's launches in that round's own folder
+        outputdirs = [_moved(o, info.get("prefix_output"), Path(path).parent / "output")
+                      for o in c.get("round_outputdirs") or [c.get("outputdir")]]
         cases.append(Case(
             label=label or c["system"], system=c["system"], partition=c["partition"], environ=c["environ"],
             check=c["display_name"].split()[0], params=references.parameters(c), perf=perf,
             result=references.outcome(c),
             run=info.get("uuid", str(path)), source=str(path),
             meta={k: c.get(k) for k in META if c.get(k) not in (None, "")},
-            documents=_documents(outputdir, c.get("keep_files"), skipped)))
+            documents=[d for outputdir in outputdirs for d in _documents(outputdir, c.get("keep_files"), skipped)]))
     systems = sorted({c.system for c in cases})
     return sweeps.unswept(cases), Run(label or ",".join(systems), "ReFrame run report", str(path), ",".join(systems),
                       info.get("hostname", ""), info.get("time_start", ""), info.get("version", ""),

@@ -1,43 +1,7 @@
 """The papers' headline findings, each a check that asserts its direction and size on what runs
-here: `reframe --mode papers` (tag `papers`).  The report's "findings" table sets each beside
-what the paper states (jitterbench/findings.py names the stated values).
-
-- HaloNoiseFinding (Hague, paper 000 of docs/papers.md): a halo call waits for
-  its slowest task, so noise that delays each task's call with probability p delays
-  1 - (1 - p)^N of the calls of N tasks ("one in 200 ... with 1000 tasks nearly every call").
-  jb-halo --inject delays a task's call by `delay_us`, far above any call here; the share of
-  calls whose per-call MAX reaches it must be 1 - (1 - p)^N within four binomial standard
-  deviations, on every node count: so it grows with the tasks as predicted.
-- NonBlockingFinding (Hein, Booth and Bull, 002_365abe8e6881826d.txt, section 3): ten 1 kB
-  messages sent with MPI_Isend and one MPI_Waitall before any is sent back beat the blocking
-  synchronous MPI_Ssend, in one jb-pingpong run; on one node (shared memory) the ten also beat
-  one message back and forth, the study's "4 times faster".
-- SplittingFinding (Hein, Booth and Bull, section 5, Figs. 3-4): a 128 kB message, above the
-  64 kB eager limit, sent as two 64 kB pieces gains "more than 10 %", since the pieces go
-  eagerly where the whole waits a round trip for its rendezvous; one pair across two nodes, the
-  same split below the limit as the control, which gains less (it pays a second message's cost
-  and saves no round trip).
-- AlltoallNoiseFinding (Tabe, Hardwick and Stout, 003_1fe4774c09b49939.txt, Table 1): the
-  pairwise all-to-all's throughput per processor falls as processors are added, since each
-  exchange waits for the slower partner: `jitterbench simulate alltoall` on exchange times
-  with the study's mean (173 us) and standard deviation (58 us), right-skewed as its Figure 3.
-- AlltoallInjectedFinding (Tabe et al.): the same fall measured by the study's mechanism.
-  jb-alltoall --inject makes every task wait a gamma-distributed time of the study's mean and
-  standard deviation (100 times longer) before each exchange, on 2, 4, ... tasks in one job; the
-  throughput must fall from 2 tasks to all by at least a third of what `jitterbench simulate
-  alltoall` predicts for exchange times of the larger of two such waits.
-- OverlapLatencyFinding (LANL, 004_e367b2c8182cccbc.txt): overlapping the messages with
-  independent work lowers a code's sensitivity to network latency (Sweep3D from 1.20 to 2.59
-  between 1 and 8 us without overlap, 1.10 to 1.79 with).  jb-torus measures the network and a
-  step of work and messages, `jitterbench simulate profile` puts that step on networks of 1 and
-  8 us: the normalized time must grow less with overlap than without.
-- BunchingFinding (Hague): a node's tasks bunched into a block of the grid send fewer messages
-  off the node than a row of it, and where the links decide, the time falls with them.  On the
-  torus-wired virtual cluster, two nodes of 16 tasks on their rate-limited links.
-- ContentionFinding (Bhatele and Kale, 001_157511e0c39ad54e.txt): messages that share a link
-  are slowed, "up to 8 times".  On the torus-wired virtual cluster, whose links' rate decides a
-  64 KiB message, k pairs sharing one link are each slowed k times (within 25 %), against the
-  link alone in the same run.
+here: `reframe --mode papers` (tag `papers`).  Each finding's record (jitterbench/findings.py)
+states what its paper found, the check's description, and the variables the report's findings
+table sets beside what the paper states; each class says how it is measured here.
 """
 import json
 import math
@@ -55,11 +19,11 @@ from reframe.core.exceptions import SanityError
 
 from jitterbench import simulate
 from jitterbench.simulate import profile as network_profile
-from jitterbench.harness.checks import JitterbenchCheck, first_environments
+from jitterbench.harness.checks import JitterbenchCheck, PaperFinding, first_environments
 from jitterbench.results import ResultsError
 
 
-class MpiFinding(JitterbenchCheck):
+class MpiFinding(JitterbenchCheck, PaperFinding):
     """A finding measured by one of our benchmarks: only in the papers mode, with the MPI's own
     eager limit, block distribution and one rail."""
     tags = {"papers"}
@@ -94,7 +58,11 @@ def share_of_calls_at_least(path, us):
 
 @rfm.simple_test
 class HaloNoiseFinding(MpiFinding):
-    descr = "Hague: noise that delays a task's call with probability p delays 1 - (1 - p)^N of the calls of N tasks"
+    """A halo call waits for its slowest task, so noise that delays each task's call with probability p
+    delays 1 - (1 - p)^N of the calls of N tasks ("one in 200 ... with 1000 tasks nearly every
+    call"). jb-halo --inject delays a task's call by `delay_us`, far above any call here; the share
+    of calls whose per-call MAX reaches it must be 1 - (1 - p)^N within four binomial standard
+    deviations, on every node count: so it grows with the tasks as predicted."""
     benchmark = "halo"
     tasks_per_node = parameter([2], type=int, loggable=True)
     probability = variable(float, value=0.05, loggable=True)
@@ -130,8 +98,9 @@ class HaloNoiseFinding(MpiFinding):
 
 @rfm.simple_test
 class NonBlockingFinding(MpiFinding):
-    descr = ("Hein, Booth and Bull: ten 1 kB messages sent with MPI_Isend and one MPI_Waitall beat MPI_Ssend, "
-             "and (on one node) beat one message back and forth")
+    """Ten 1 kB messages sent with MPI_Isend and one MPI_Waitall before any is sent back beat the
+    blocking synchronous MPI_Ssend, in one jb-pingpong run; on one node (shared memory) the ten also
+    beat one message back and forth, the study's "4 times faster"."""
     benchmark = "pingpong"
     # the study's one pair: on one node, and across two with the other processors idle
     nodes = parameter([1, 2], type=int, loggable=True)
@@ -180,8 +149,10 @@ class NonBlockingFinding(MpiFinding):
 
 @rfm.simple_test
 class SplittingFinding(MpiFinding):
-    descr = ("Hein, Booth and Bull: a message above the eager limit sent as two pieces below it is faster than "
-             "whole, as the pieces need no rendezvous")
+    """A 128 kB message, above the 64 kB eager limit, sent as two 64 kB pieces gains "more than 10 %",
+    since the pieces go eagerly where the whole waits a round trip for its rendezvous; one pair
+    across two nodes, the same split below the limit as the control, which gains less (it pays a
+    second message's cost and saves no round trip)."""
     benchmark = "pingpong"
     nodes = parameter([2], type=int, loggable=True)
     tasks_per_node = parameter([1], type=int, loggable=True)  # the study's one pair, other processors idle
@@ -228,7 +199,10 @@ class SplittingFinding(MpiFinding):
 
 @rfm.simple_test
 class OverlapLatencyFinding(MpiFinding):
-    descr = "LANL: overlapping messages with independent work lowers the sensitivity to network latency"
+    """Overlapping the messages with independent work lowers a code's sensitivity to network latency
+    (Sweep3D from 1.20 to 2.59 between 1 and 8 us without overlap, 1.10 to 1.79 with). jb-torus
+    measures the network and a step of work and messages, `jitterbench simulate profile` puts that
+    step on networks of 1 and 8 us: the normalized time must grow less with overlap than without."""
     benchmark = "torus"
     nodes = parameter([1], type=int, loggable=True)
     tasks_per_node = parameter([2], type=int, loggable=True)
@@ -291,8 +265,9 @@ class OverlapLatencyFinding(MpiFinding):
 
 @rfm.simple_test
 class BunchingFinding(MpiFinding):
-    descr = ("Hague: a node's tasks bunched into a block of the grid send fewer messages off the node than a row, "
-             "and where the links decide, take less time")
+    """A node's tasks bunched into a block of the grid send fewer messages off the node than a row of
+    it, and where the links decide, the time falls with them. On the torus-wired virtual cluster,
+    two nodes of 16 tasks on their rate-limited links."""
     benchmark = "halo"
     nodes = parameter([2], type=int, loggable=True)
     tasks_per_node = parameter([16], type=int, loggable=True)  # the study's nodes: 16 tasks each
@@ -346,12 +321,16 @@ class BunchingFinding(MpiFinding):
 
 @rfm.simple_test
 class AlltoallInjectedFinding(MpiFinding):
-    """The study's mechanism, measured: every task waits a random time before each exchange, so
+    """The same fall measured by the study's mechanism. jb-alltoall --inject makes every task wait a gamma-
+    distributed time of the study's mean and standard deviation (100 times longer) before each
+    exchange, on 2, 4, ... tasks in one job; the throughput must fall from 2 tasks to all by at
+    least a third of what `jitterbench simulate alltoall` predicts for exchange times of the larger
+    of two such waits.
+
+    The study's mechanism, measured: every task waits a random time before each exchange, so
     each exchange takes as long as the slower partner's wait, and a pair waits for whichever of
     them finished its previous exchange last; `jitterbench simulate alltoall` on exchange times of
     that kind (the larger of two waits) predicts how much the throughput falls from 2 tasks to all."""
-    descr = ("Tabe, Hardwick and Stout: with exchange times as random as the study's, the pairwise all-to-all's "
-             "throughput per processor falls as processors are added")
     benchmark = "alltoall"
     tasks_per_node = parameter([2], type=int, loggable=True)
     # the study's exchange times (mean 173 us, sd 58 us) made 100 times longer, waited before every
@@ -446,8 +425,10 @@ def tabe_exchange_times(count=5000, seed=1):
 
 
 @rfm.simple_test
-class AlltoallNoiseFinding(rfm.RunOnlyRegressionTest):
-    descr = "Tabe, Hardwick and Stout: the pairwise all-to-all's throughput per processor falls with the processors"
+class AlltoallNoiseFinding(rfm.RunOnlyRegressionTest, PaperFinding):
+    """The pairwise all-to-all's throughput per processor falls as processors are added, since each
+    exchange waits for the slower partner: `jitterbench simulate alltoall` on exchange times with
+    the study's mean (173 us) and standard deviation (58 us), right-skewed as its Figure 3."""
     tags = {"papers"}
     valid_systems = ["*"]
     valid_prog_environs = ["*"]

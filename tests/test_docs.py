@@ -38,3 +38,13 @@ def test_every_benchmark_has_its_manual_and_the_readme_lists_it():
 
 def test_the_readme_is_short():
     assert len((REPO / "README.md").read_text().splitlines()) < 200
+
+
+def test_the_papers_findings_table_states_each_finding_as_its_record():
+    """docs/papers.md's table of the findings has one row a finding record (jitterbench/findings.py),
+    its check and the paper's finding as the record states them: the record is the one source."""
+    from jitterbench import findings
+    text = (REPO / "docs" / "papers.md").read_text()
+    table = text[text.index("## The findings, reproduced"):]
+    rows = re.findall(r"^\| (\w+Finding)(?: \(torus\))? \| (.*?) \| ", table, re.M)
+    assert rows == [(f.check, f.claim) for f in findings.FINDINGS.values()]

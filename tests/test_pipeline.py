@@ -163,8 +163,9 @@ def test_acceptance_keeps_perflogs_the_report_and_the_results_database(merge_req
 def test_acceptance_runs_the_binaries_of_the_build_stage(merge_request_pipeline, project):
     _, kept = merge_request_pipeline
     documents = list((kept["acceptance:local"] / "output" / "local" / "output").rglob("halo.json"))
-    # row and bunched placement, each of the pipeline's default launches (its jobs see no JB_LAUNCHES of the test's)
-    assert len(documents) == 2 * len(mpis.built()) * settings.LAUNCHES
+    # row and bunched placement, each of the pipeline's default rounds and launches (its jobs see no JB_ROUNDS or
+    # JB_LAUNCHES of the test's): a document a launch, in each round's own output folder
+    assert len(documents) == 2 * len(mpis.built()) * settings.ROUNDS * settings.LAUNCHES
     for halo in documents:
         assert re.fullmatch(r"launch-\d+", halo.parent.name), halo
         environ = halo.parents[2].name

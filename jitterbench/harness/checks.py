@@ -23,7 +23,7 @@ import reframe.utility.typecheck as typ
 from reframe.core.builtins import fixture, parameter, run_after, run_before, sanity_function, variable
 from reframe.core.exceptions import ReframeError, SanityError
 
-from .. import benchmarks, checkout, fingerprint, references, settings, sweeps, transports
+from .. import benchmarks, checkout, findings, fingerprint, references, settings, sweeps, transports
 from .load import disturbance, disturbed, load_samples
 from .configuration import install_prefix, per_node_scale, scale
 
@@ -197,6 +197,24 @@ class SystemReferences(rfm.RegressionTestPlugin):
         self.references_from = "none of this machine: " + " | ".join(why)
         if self.strict_references:
             raise ReframeError(f"no references of this machine: {' | '.join(why)}")
+
+
+class PaperFinding(rfm.RegressionMixin):
+    """A paper's finding, reproduced (reframe_checks/papers.py, contention.py): its record
+    (jitterbench/findings.py) gives its description, and the variables the report's findings table
+    shows must be among those it reports, so a renamed variable fails the check, not the table."""
+
+    @run_after("init")
+    def describe_from_the_record(self):
+        self.descr = findings.FINDINGS[type(self).__name__].claim
+
+    @run_before("performance")
+    def reports_what_the_record_shows(self):
+        shown = findings.FINDINGS[type(self).__name__].shown or ()
+        missing = [name for name in shown if name not in self.perf_variables]
+        if missing:
+            raise ReframeError(f"{type(self).__name__} reports no {', '.join(missing)}, which its record "
+                               f"(jitterbench/findings.py) shows")
 
 
 # the cases a session ran so far of the case each round belongs to (Rounds.pool_the_rounds):
