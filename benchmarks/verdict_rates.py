@@ -5,7 +5,7 @@
     python benchmarks/verdict_rates.py link-rate --rate 500mbit --runs 3 --out DIR -- -n PingPongCheck -P nodes=2
 
 false-alarms runs the quick suite (`reframe --mode quick`, as ci/main.sh does, with the
-binaries ci/setup.sh built; JB_ROUNDS rounds of JB_LAUNCHES launches a case, 5 of 1 unless set)
+binaries ci/setup.sh built; JB_ROUNDS rounds of JB_LAUNCHES launches a case, 5 of 2 unless set)
 RUNS times one after the other on a quiet machine and counts the runs with a failed case, against what the references'
 false-alarm rate predicts (the binomial 95 % interval of RUNS runs at that rate), and those with
 an inconclusive case (a launch disturbed through every try: never judged); it names every failed
@@ -24,7 +24,7 @@ e.g. -n PingPongCheck -P nodes=2), and restores the rate.  Per bounded variable 
 runs in which it failed beside its slowdown (median of the runs' values against the reference)
 and its minimum detectable slowdown.
 
-Both read the references the checks do (configuration.reference_files: the machine's own, then
+Both read the references the checks do (checkout.reference_files: the machine's own, then
 reference_data/); every run's output stays under --out.  Timings: nothing here asserts;
 the figures go in the issue's note.
 """
@@ -43,8 +43,7 @@ from scipy import stats
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
-from jitterbench import fingerprint, references, settings  # noqa: E402
-from jitterbench.harness import configuration  # noqa: E402
+from jitterbench import checkout, fingerprint, references, settings  # noqa: E402
 
 REFRAME = REPO / ".venv" / "bin" / "reframe"
 MPIS = ("openmpi", "mpich", "intelmpi")
@@ -99,7 +98,7 @@ def false_alarms(args):
 
 
 def the_references():
-    files = configuration.reference_files("local")
+    files = checkout.reference_files("local")
     for path in files:
         doc = references.load(path)
         facts = {"cpu": fingerprint.this_host(), "check": "HaloCheck", "launches": fingerprint.made_of(settings.launches(), settings.rounds())}
@@ -193,7 +192,7 @@ def link_rate(args):
 def not_assertable(system) -> dict:
     """(check, environ, variable, parameter values) -> detectable slowdown of the variables the
     system's reference file lists as not assertable."""
-    files = configuration.reference_files(system)
+    files = checkout.reference_files(system)
     if not files:
         return {}
     doc = references.load(files[0])

@@ -7,7 +7,7 @@
 # References are the machine's own: a run takes a file's references only where its
 # fingerprint (CPU, MPI libraries, transports) matches the run's (docs/references.md).
 # Where no file matches, this job records a baseline: BASELINE_RUNS quick runs in all
-# (this one and the rest, about 2 minutes each on a 2-core machine), made into
+# (this one and the rest, about 3.5 minutes each on a 2-core machine), made into
 # output/references/<system>.yaml, which the next run asserts against.
 set -uo pipefail
 cd "$(dirname "$0")/.."

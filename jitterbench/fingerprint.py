@@ -14,7 +14,7 @@ was made from recorded (every benchmark prints them, the checks log them):
       transport:                      # per environment, what the MPI said it used (transports.py)
         openmpi: ['vm: shm+self']
       launches:                       # per check, the launches each case's values are the median of:
-        HaloCheck: [5x1]              # a count in one job, or RxL: L in each of R rounds (checks.Rounds)
+        HaloCheck: [5x2]              # a count in one job, or RxL: L in each of R rounds (checks.Rounds)
 
 A run matches a file when its CPU is one of the file's, for its environment its MPI library
 and transport are ones the file lists (an environment the file does not hold has no references

@@ -348,6 +348,17 @@ def case_name(display_name):
     return _ROUND_IN_NAME.sub("", display_name)
 
 
+def holds_the_figure(case):
+    """Whether a case's values are its figure: not an earlier round of a case run in rounds, whose
+    values are its own round's (harness.checks.Rounds: rounds_pooled below rounds)."""
+    def count(name):
+        try:
+            return int(case.get(name) or 1)
+        except (TypeError, ValueError):
+            return 1
+    return count("rounds_pooled") >= count("rounds")
+
+
 def _round_of(case):
     found = _ROUND_IN_NAME.search(case["display_name"])
     return int(found[1]) if found else 0
@@ -356,7 +367,7 @@ def _round_of(case):
 def last_attempts(report):
     """report_cases of a run report already read and checked (report_problem): each case once, its
     rounds (harness.checks.Rounds) as one: a round that failed, else one that was inconclusive, else
-    the round that holds the case's figure, named as the case, with every round's output folder
+    the round that holds the case's figure (holds_the_figure), named as the case, with every round's output folder
     (round_outputdirs: their launches' documents)."""
     last = {}
     for run in report["runs"]:
@@ -367,7 +378,7 @@ def last_attempts(report):
     for (name, *where), c in last.items():
         cases.setdefault((case_name(name), *where), []).append(c)
     first = {"fail": 0, INCONCLUSIVE: 1}
-    return [{**min(rounds, key=lambda c: (first.get(outcome(c), 2), not c.get("perfvalues"))), "display_name": name,
+    return [{**min(rounds, key=lambda c: (first.get(outcome(c), 2), not holds_the_figure(c))), "display_name": name,
              "round_outputdirs": [c.get("outputdir") for c in sorted(rounds, key=_round_of)]}
             for (name, *_), rounds in cases.items()]
 
@@ -508,9 +519,10 @@ def pool_of(check, key, unit, launches=1, variable=""):
     together estimate the tail.  Pooled per check instead, a check whose five runs happened to be
     steady got a tight bound that 8 of 20 later clean runs broke (docs/references.md).  A median of
     5 launches spreads less than one launch does: pooled with a check of one launch (the noise
-    probe), Intel MPI's checks of five could detect 2.19x, apart 1.83x.  A p99 over 100 calls is
-    about their second largest, so it spreads from launch to launch as no mean does: pooled with
-    the means, the tails set every bound of the rounds' baseline (docs/references.md, Launches)."""
+    probe), Intel MPI's checks of five could detect 2.19x, apart 1.83x.  A percentile over calls is
+    a tail of each launch, and spreads from run to run as no mean does: in the first baseline in
+    rounds the p99s over 100 calls moved up to 3.6x against the other runs, the central figures at
+    most 1.72x (docs/references.md, Launches)."""
     if unit == "B":
         return key[0], key[1], "size"
     kind = "percentile over calls" if variable and _is_percentile(check, variable) else "time"

@@ -18,23 +18,31 @@ ROUND = re.escape(references.ROUND)
 
 @pytest.mark.reframe
 def test_the_last_round_judges_the_median_of_every_round_s_launches(tmp_path):
-    """One HaloCheck case in 3 rounds of 2 launches: three round cases, each its own job; one holds
-    the performance variables, each the median of the 6 launch values it keeps (in round order, two a
-    round), the others none; one perflog row; the reader sees one case, named without its round."""
+    """One HaloCheck case in 3 rounds of 2 launches: three round cases, each its own job; the last holds
+    the case's figure, each variable the median of the 6 launch values it keeps (in round order, two a
+    round), the others their own, judged by nothing; the readers of the report and the perflog see one
+    case, named without its round, with the last round's values."""
     proc, cases = reframe(tmp_path, "-P", "eager_limit=default", "--repeat", "3", env={"JB_LAUNCHES": "2"})
     assert proc.returncode == 0, proc.stdout[-3000:]
     assert sorted(int(re.search(rf"%{ROUND}=(\d)", c["display_name"])[1]) for c in cases) == [0, 1, 2]
     assert all(c["rounds"] == 3 and c["launches"] == 2 and c["result"] == "pass" for c in cases)
-    judged = [c for c in cases if c["perfvalues"]]
+    judged = [c for c in cases if c["rounds_pooled"] == 3]
     assert len(judged) == 1 and len({c["stagedir"] for c in cases}) == 3
     (case,) = judged
+    # the earlier rounds log their own values, judged by no reference
+    assert all(c["rounds_pooled"] == 1 and c["perfvalues"] for c in cases if c is not case)
     values = json.loads(case["launch_values"])
     assert {name.split(":")[-1] for name in case["perfvalues"]} == set(values) == SUBSET_VARIABLES
     for name, pv in case["perfvalues"].items():
         launches = values[name.split(":")[-1]]
         assert len(launches) == 6 and pv[0] == pytest.approx(statistics.median(launches))
-    (row,) = perflog_rows(tmp_path)
-    assert row["rounds"] == "3" and row["launches"] == "2"
+    rows = perflog_rows(tmp_path)  # one row a round, the earlier ones their own values
+    (row,) = [r for r in rows if r["rounds_pooled"] == "3"]
+    assert row["rounds"] == "3" and row["launches"] == "2" and len(rows) == 3
+    # the perflog's reader takes the case once: the earlier rounds are no repeats of it
+    (logged,), _ = runs.read_perflog(tmp_path / "out" / "perflogs" / "local" / "default" / "HaloCheck.log",
+                                     None, Counter())
+    assert sorted(p.value for p in logged.perf.values()) == sorted(pv[0] for pv in case["perfvalues"].values())
     info, read = references.report_cases(tmp_path / "out" / "report.json")
     assert [c["display_name"] for c in read] == [references.case_name(case["display_name"])]
     assert read[0]["perfvalues"] == case["perfvalues"] and references.ROUND not in read[0]["display_name"]
@@ -60,7 +68,8 @@ def test_a_check_one_launch_decides_runs_in_the_first_round_only():
 def round_case(name, repeat, result="pass", perf=False, reason=None):
     return {"display_name": f"{name} %{references.ROUND}={repeat}", "system": "local", "partition": "default",
             "environ": "openmpi", "result": result, "fixture": False, "fail_reason": reason, "outputdir": f"/o/{repeat}",
-            "perfvalues": {"local:default:max": [1.0, 0, None, None, "us", "pass"]} if perf else {}}
+            "rounds": 3, "rounds_pooled": 3 if perf else 1,
+            "perfvalues": {"local:default:max": [1.0, 0, None, None, "us", "pass"]}}
 
 
 @pytest.mark.unit

@@ -227,14 +227,17 @@ class Rounds(rfm.RegressionTestPlugin):
     """The suite in rounds (docs/references.md, "Launches"): the modes run every case several times
     in one session (ReFrame's --repeat, settings.ROUNDS), in a random order, so a case's launches
     lie apart in time, not within one slow episode of the machine.  Each round is a test case of
-    its own; the last of a case's rounds to run is the case's figure: each performance variable the
-    median over every launch of every round (over the rounds' own values where a variable is no
-    launch's: a ratio of medians, OSU's one launch a round), judged against the references, and
-    launch_values holds them all in round order.  The earlier rounds report no performance
-    variable: a reader sees one figure a case, with its rounds.  A check whose verdict one launch
-    decides (over_launches False) runs in the first round only."""
+    its own; the last of a case's rounds to run holds the case's figure (rounds_pooled = rounds):
+    each performance variable the median over every launch of every round (over the rounds' own
+    values where a variable is no launch's: a ratio of medians, OSU's one launch a round), judged
+    against the references, and launch_values holds them all in round order.  An earlier round
+    logs its own values, judged by no reference: readers take the last round's
+    (references.last_attempts, runs.read_perflog).  A check whose verdict one launch decides
+    (over_launches False) runs in the first round only."""
 
     rounds = variable(int, value=1, loggable=True)
+    # the rounds this case's values are the median over: its own, or all where it is the case's last
+    rounds_pooled = variable(int, value=1, loggable=True)
 
     @run_after("init")
     def count_the_rounds(self):
@@ -244,7 +247,7 @@ class Rounds(rfm.RegressionTestPlugin):
             self.skip_if(getattr(self, references.ROUND) > 0, "one launch decides this check: it runs in the first round only")
             self.rounds = 1
 
-    @run_before("performance")
+    @run_before("performance", always_last=True)  # after the references are chosen (SystemReferences)
     def pool_the_rounds(self):
         if self.rounds == 1 or self.is_dry_run():
             return
@@ -255,7 +258,7 @@ class Rounds(rfm.RegressionTestPlugin):
         run = _ROUNDS_RUN.setdefault(case, {})
         run[getattr(self, references.ROUND)] = {name: launches.get(name, [value]) for name, value in own.items()}
         if len(run) < self.rounds:
-            self.perf_variables = {}
+            self.reference = {}  # an earlier round: its own values are logged, never judged
             return
         del _ROUNDS_RUN[case]
         every = {name: [v for r in sorted(run) for v in run[r][name]] for name in own}
@@ -264,6 +267,7 @@ class Rounds(rfm.RegressionTestPlugin):
         self.perf_variables = {name: sn.make_performance_function(sn.defer(statistics.median(values)),
                                                                   self.perf_variables[name].unit)
                                for name, values in every.items()}
+        self.rounds_pooled = self.rounds
 
 
 class MpiCheck(rfm.RunOnlyRegressionTest, SystemReferences, Rounds):
