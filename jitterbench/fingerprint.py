@@ -20,8 +20,8 @@ A run matches a file when its CPU is one of the file's, for its environment its 
 and transport are ones the file lists (an environment the file does not hold has no references
 to mismatch), and its check made its launches as the file's runs did: a median of five launches
 is a steadier figure than one launch, and five launches in five rounds steadier than five in a row;
-a bound made for the one is no bound for the other.  A measured file from before launches were counted (no `launches`) was made of one
-launch a case.  A file with no fingerprint (a paper's, or one made before fingerprints) matches
+a bound made for the one is no bound for the other.  A measured file from before launches were
+counted (no `launches`) was made of one launch a case.  A file with no fingerprint (a paper's, or one made before fingerprints) matches
 every run.
 
 """
@@ -87,8 +87,8 @@ def launches_of(case):
 
 def differences(fp, facts, environ) -> list:
     """Why a run with facts ({cpu, mpi_library, transport}: what its benchmark said; with check
-    and launches, what that check's figures are the median of: made_of) under environ is not of the machine
-    fp describes, or not judged as its references were made; [] when it is (or fp is None)."""
+    and launches, what that check's figures are the median of: made_of) under environ is not of the
+    machine fp describes, or not judged as its references were made; [] when it is (or fp is None)."""
     if not fp:
         return []
     known = {"cpu": fp.get("cpu") or [],

@@ -367,8 +367,8 @@ def _round_of(case):
 def last_attempts(report):
     """report_cases of a run report already read and checked (report_problem): each case once, its
     rounds (harness.checks.Rounds) as one: a round that failed, else one that was inconclusive, else
-    the round that holds the case's figure (holds_the_figure), named as the case, with every round's output folder
-    (round_outputdirs: their launches' documents)."""
+    the round that holds the case's figure (holds_the_figure), named as the case, with every round's
+    output folder (round_outputdirs: their launches' documents)."""
     last = {}
     for run in report["runs"]:
         for c in run.get("testcases", []):
