@@ -6,10 +6,10 @@
 
 false-alarms runs the quick suite (`reframe --mode quick`, as ci/main.sh does, with the
 binaries ci/setup.sh built; JB_ROUNDS rounds of JB_LAUNCHES launches a case, 5 of 2 unless set)
-RUNS times one after the other on a quiet machine and counts the runs with a failed case, against what the references'
-false-alarm rate predicts (the binomial 95 % interval of RUNS runs at that rate), and those with
-an inconclusive case (a launch disturbed through every try: never judged); it names every failed
-variable.
+RUNS times one after the other on a quiet machine and counts the runs with a failed case, against
+what the references' false-alarm rate predicts (the binomial 95 % interval of RUNS runs at that
+rate), and those with an inconclusive case (a launch disturbed through every try: never judged);
+it names every failed variable.
 
 power slows one benchmark by a known factor with the core's calibrated delay: CHECK (JacobiCheck)
 under each MPI where its TARGET (max_waitall, the halo's per-call MAX) is bounded, with --inject
@@ -101,7 +101,8 @@ def the_references():
     files = checkout.reference_files("local")
     for path in files:
         doc = references.load(path)
-        facts = {"cpu": fingerprint.this_host(), "check": "HaloCheck", "launches": fingerprint.made_of(settings.launches(), settings.rounds())}
+        facts = {"cpu": fingerprint.this_host(), "check": "HaloCheck",
+                 "launches": fingerprint.made_of(settings.launches(), settings.rounds())}
         if not fingerprint.differences(doc.get("fingerprint"), facts, None):
             print(f"references: {path} ({doc['provenance'].get('repeats')} repeats, "
                   f"{doc['provenance'].get('asserted')} asserted)")

@@ -58,11 +58,11 @@ def share_of_calls_at_least(path, us):
 
 @rfm.simple_test
 class HaloNoiseFinding(MpiFinding):
-    """A halo call waits for its slowest task, so noise that delays each task's call with probability p
-    delays 1 - (1 - p)^N of the calls of N tasks ("one in 200 ... with 1000 tasks nearly every
-    call"). jb-halo --inject delays a task's call by `delay_us`, far above any call here; the share
-    of calls whose per-call MAX reaches it must be 1 - (1 - p)^N within four binomial standard
-    deviations, on every node count: so it grows with the tasks as predicted."""
+    """A halo call waits for its slowest task, so noise that delays each task's call with
+    probability p delays 1 - (1 - p)^N of the calls of N tasks ("one in 200 ... with 1000 tasks
+    nearly every call"). jb-halo --inject delays a task's call by `delay_us`, far above any call
+    here; the share of calls whose per-call MAX reaches it must be 1 - (1 - p)^N within four
+    binomial standard deviations, on every node count: so it grows with the tasks as predicted."""
     benchmark = "halo"
     tasks_per_node = parameter([2], type=int, loggable=True)
     probability = variable(float, value=0.05, loggable=True)
@@ -149,8 +149,8 @@ class NonBlockingFinding(MpiFinding):
 
 @rfm.simple_test
 class SplittingFinding(MpiFinding):
-    """A 128 kB message, above the 64 kB eager limit, sent as two 64 kB pieces gains "more than 10 %",
-    since the pieces go eagerly where the whole waits a round trip for its rendezvous; one pair
+    """A 128 kB message, above the 64 kB eager limit, sent as two 64 kB pieces gains "more than 10
+    %", since the pieces go eagerly where the whole waits a round trip for its rendezvous; one pair
     across two nodes, the same split below the limit as the control, which gains less (it pays a
     second message's cost and saves no round trip)."""
     benchmark = "pingpong"
@@ -265,8 +265,8 @@ class OverlapLatencyFinding(MpiFinding):
 
 @rfm.simple_test
 class BunchingFinding(MpiFinding):
-    """A node's tasks bunched into a block of the grid send fewer messages off the node than a row of
-    it, and where the links decide, the time falls with them. On the torus-wired virtual cluster,
+    """A node's tasks bunched into a block of the grid send fewer messages off the node than a row
+    of it, and where the links decide, the time falls with them. On the torus-wired virtual cluster,
     two nodes of 16 tasks on their rate-limited links."""
     benchmark = "halo"
     nodes = parameter([2], type=int, loggable=True)
@@ -321,16 +321,12 @@ class BunchingFinding(MpiFinding):
 
 @rfm.simple_test
 class AlltoallInjectedFinding(MpiFinding):
-    """The same fall measured by the study's mechanism. jb-alltoall --inject makes every task wait a gamma-
-    distributed time of the study's mean and standard deviation (100 times longer) before each
-    exchange, on 2, 4, ... tasks in one job; the throughput must fall from 2 tasks to all by at
-    least a third of what `jitterbench simulate alltoall` predicts for exchange times of the larger
-    of two such waits.
-
-    The study's mechanism, measured: every task waits a random time before each exchange, so
-    each exchange takes as long as the slower partner's wait, and a pair waits for whichever of
-    them finished its previous exchange last; `jitterbench simulate alltoall` on exchange times of
-    that kind (the larger of two waits) predicts how much the throughput falls from 2 tasks to all."""
+    """The same fall, measured by the study's mechanism: jb-alltoall --inject makes every task wait a
+    gamma-distributed time of the study's mean and standard deviation (100 times longer) before each
+    exchange, on 2, 4, ... tasks in one job, so each exchange takes as long as the slower partner's
+    wait, and a pair waits for whichever of them finished its previous exchange last.  The
+    throughput must fall from 2 tasks to all by at least a third of what `jitterbench simulate
+    alltoall` predicts for exchange times of that kind (the larger of two such waits)."""
     benchmark = "alltoall"
     tasks_per_node = parameter([2], type=int, loggable=True)
     # the study's exchange times (mean 173 us, sd 58 us) made 100 times longer, waited before every

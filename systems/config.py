@@ -82,7 +82,7 @@ def _mode(module, name):
     own = {"quick": getattr(module, "QUICK", QUICK), "acceptance": _STRICT,
            "papers": getattr(module, "PAPERS", [])}[name]
     # the suite in rounds (settings.ROUNDS): each case's launches spread over the session, a case
-    # judged by its last round over all of them (JitterbenchCheck.pool_the_rounds).  The papers'
+    # judged by its last round over all of them (harness.checks.Rounds).  The papers'
     # findings are judged within one launch each.
     rounds = [f"--repeat={settings.rounds()}"] if name != "papers" and settings.rounds() > 1 else []
     return [*_common_options, "-t", name, *getattr(module, "ONLY", []), *own, *rounds]
