@@ -24,7 +24,7 @@ A file made from a paper (source: paper) also holds, in a top-level list
         quantity: all-to-all throughput per processor, 1 MB messages, 2 processors
         value: 40.991                       # a number, or null where the text gives none
         unit: MB/s                          # null only with a null value
-        where: 003_1fe4774c09b49939.txt, section 3, Table 1
+        where: section 3, Table 1
         metric: alltoall_throughput         # optional: the measured counterpart (METRICS)
         at: {tasks: 2, msg_size: 1048576}   # optional: where that counterpart is taken
         note: ...                           # required with a null value; any caveat
@@ -742,12 +742,12 @@ def lint(path, system=None) -> list:
     Against the checks' records, a check's name, its $index's special names, its variables
     and their units; against the system's ReFrame entry (systems/), its partitions and
     environments.  A paper's file (stated values only) has no entry to check."""
-    from . import site  # noqa: PLC0415  the systems, as ReFrame's configuration loads them
+    from .harness import systems  # noqa: PLC0415  the systems, as ReFrame's configuration loads them
     doc = load(path)
     system = system or doc["provenance"]["system"]
     problems = []
     quiet = []  # a site file that does not load is named by ReFrame's configuration, not here again
-    entries = {s.SYSTEM["name"]: s for s in site.load_systems(say=quiet.append)}
+    entries = {s.SYSTEM["name"]: s for s in systems.load_systems(say=quiet.append)}
     entry = entries.get(system)
     if entry is None and any(k not in SECTIONS for k in doc):  # a paper's stated values need no system
         problems.append(f"{path}: system '{system}' is no system of systems/ (known: {', '.join(sorted(entries))})")

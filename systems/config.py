@@ -3,7 +3,7 @@
 Each system lives in a module of its own, defining SYSTEM (a ReFrame system entry) and
 ENVIRONMENTS (its programming environments): sites/ holds those that run (local, the
 virtual cluster, every site `jitterbench site new` writes), papers/ the papers' machines.
-This file loads every module of both folders (jitterbench/site.py) and adds what all
+This file loads every module of both folders (jitterbench/harness/systems.py) and adds what all
 systems share: modes, logging, storage.  The first system whose hostnames match this
 machine is used unless --system names one; `local` matches any host, so it comes last
 (its FALLBACK), and says so when it is chosen that way.
@@ -27,8 +27,8 @@ from jitterbench import checkout  # noqa: E402
 checkout.use(REPO)
 import jitterbench.benchmarks  # noqa: E402
 import jitterbench.harness.launchers  # noqa: E402,F401  registers the jb-mpirun, poe, bgp-mpirun and yod launchers
-from jitterbench import site  # noqa: E402
 from jitterbench import settings  # noqa: E402
+from jitterbench.harness import systems  # noqa: E402
 from jitterbench.harness.configuration import results_handlers  # noqa: E402
 
 OUTPUT = str(checkout.output())  # JB_OUTPUT, else output/ of the checkout
@@ -39,10 +39,10 @@ except settings.SettingError as _e:
     raise SystemExit(f"jitterbench: {_e}") from None
 os.makedirs(OUTPUT, exist_ok=True)
 
-_systems = site.load_systems([os.path.join(HERE, "sites"), os.path.join(HERE, "papers")])
+_systems = systems.load_systems([os.path.join(HERE, "sites"), os.path.join(HERE, "papers")])
 try:
-    _note = site.fallback_note(_systems)
-except site.SiteError as _e:  # a site's run stops here, in one line, before ReFrame's own start
+    _note = systems.fallback_note(_systems)
+except systems.SiteError as _e:  # a site's run stops here, in one line, before ReFrame's own start
     raise SystemExit(f"jitterbench: {_e}") from None
 if _note:  # never silently: a site whose hostnames missed this host would run as `local`
     print(_note, file=sys.stderr)

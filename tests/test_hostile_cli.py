@@ -23,7 +23,7 @@ import pytest
 
 from support import fuzz_cli as fz
 from jitterbench import cli, mpi as mpis, references, settings, site
-from jitterbench.harness import configuration
+from jitterbench.harness import configuration, systems
 
 REPO = Path(__file__).resolve().parents[1]
 JITTERBENCH = [sys.executable, "-m", "jitterbench"]
@@ -98,7 +98,7 @@ def test_1_site_new_writes_hostile_values_as_literals_and_loading_the_module_run
     written = site.new("hostile", [HOSTILE_TEXT], "local", "local", ["openmpi"], "tcp",
                        [f"p:2:2:--x={ACCESS}"], sites=sites, command=f"jitterbench site new {HOSTILE_TEXT}")
     assert sites / "hostile.py" in written
-    module = site._load(sites / "hostile.py")  # as ReFrame's configuration loads it
+    module = systems._load(sites / "hostile.py")  # as ReFrame's configuration loads it
     assert module.SYSTEM["hostnames"] == [HOSTILE_TEXT]
     assert module.SYSTEM["partitions"][0]["access"] == [f"--x={ACCESS}"]
     assert module.COMMAND == f"jitterbench site new {HOSTILE_TEXT}"

@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 
 from jitterbench import cli, site
+from jitterbench.harness import systems
 
 REPO = Path(__file__).resolve().parent.parent
 VCLUSTER = REPO / "reference_data" / "vcluster.yaml"
@@ -93,30 +94,30 @@ MISTAKES = [
     ("report on a listing's output", lambda t: ["report", listing_output(t)], {},
      ["no perflog", "run the checks"]),
     ("a site file that does not load",
-     lambda t: site.load_systems([site_file(t, "MPIS = {", "MPIS = {(")], say=SAID.append), {},
+     lambda t: systems.load_systems([site_file(t, "MPIS = {", "MPIS = {(")], say=SAID.append), {},
      ["acme.py", "SyntaxError", "left out until the file is fixed"]),
     ("a misspelt key in a site file",
-     lambda t: site.load_systems([site_file(t, '"modules": []', '"module": []')], say=SAID.append), {},
+     lambda t: systems.load_systems([site_file(t, '"modules": []', '"module": []')], say=SAID.append), {},
      ["'module'", "did you mean 'modules'"]),
     ("a misspelt partition key in a site file",
-     lambda t: site.load_systems([site_file(t, '"max_jobs": 1', '"max_job": 1')], say=SAID.append), {},
+     lambda t: systems.load_systems([site_file(t, '"max_jobs": 1', '"max_job": 1')], say=SAID.append), {},
      ["'max_job'", "did you mean 'max_jobs'"]),
     ("a partition value of the wrong kind in a site file",
-     lambda t: site.load_systems([site_file(t, '"max_jobs": 1', '"max_jobs": "one"')], say=SAID.append), {},
+     lambda t: systems.load_systems([site_file(t, '"max_jobs": 1', '"max_jobs": "one"')], say=SAID.append), {},
      ["SYSTEM/partitions/0/max_jobs", "'one' is not of type 'number'", "left out until the file is fixed"]),
     ("a misspelt mode option name in a site file",
-     lambda t: site.load_systems([site_file(t, "ENVIRONMENTS = ", 'QUIK = ["-S", "HaloCheck.calls=10"]\nENVIRONMENTS = ')],
+     lambda t: systems.load_systems([site_file(t, "ENVIRONMENTS = ", 'QUIK = ["-S", "HaloCheck.calls=10"]\nENVIRONMENTS = ')],
                                  say=SAID.append), {},
      ["QUIK", "did you mean QUICK"]),
     ("a misspelt MPI for a new site",
      ["site", "new", "acme", "--scheduler", "slurm", "--launcher", "srun", "--mpi", "openmpii", "--network", "ib",
       "--partition", "compute:4:8"], {}, ["'openmpii'", "known: openmpi"]),
     ("a host no site names, without --system",
-     lambda t: site.fallback_note(site.load_systems([site_file(t, "", ""), site.sites_folder()], say=SAID.append),
+     lambda t: systems.fallback_note(systems.load_systems([site_file(t, "", ""), site.sites_folder()], say=SAID.append),
                                   argv=["reframe", "-r"], environ={}, hostname="laptop"), {},
      ["(acme)", "'laptop'", "--system local"]),
 ]
-SAID = []  # what site.load_systems says, one line each
+SAID = []  # what systems.load_systems says, one line each
 
 
 @pytest.mark.unit
@@ -155,5 +156,5 @@ def test_the_table_holds_twenty_mistakes_or_more():
 def test_a_site_file_that_does_not_load_leaves_the_other_systems_loaded(tmp_path):
     sites = site_file(tmp_path, "MPIS = {", "MPIS = {(")
     said = []
-    names = [m.SYSTEM["name"] for m in site.load_systems([sites, site.sites_folder()], say=said.append)]
+    names = [m.SYSTEM["name"] for m in systems.load_systems([sites, site.sites_folder()], say=said.append)]
     assert "acme" not in names and {"local", "vcluster"} <= set(names) and len(said) == 1

@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 
 from jitterbench import plan, site
+from jitterbench.harness import systems
 
 REPO = Path(__file__).resolve().parent.parent
 REFRAME = Path(sys.executable).parent / "reframe"
@@ -70,15 +71,15 @@ def test_a_site_without_its_modules_system_here_is_read_without_modules_and_said
     monkeypatch.delenv("LMOD_CMD", raising=False)  # ReFrame's test of a sane Lmod (reframe/core/modules.py)
     sites = lmod_site(tmp_path, ["openmpi/4.1.6"])
     said = []
-    (acme,) = site.load_systems([sites], argv=["reframe", "--system", "acme", "-l"], say=said.append)
+    (acme,) = systems.load_systems([sites], argv=["reframe", "--system", "acme", "-l"], say=said.append)
     assert acme.SYSTEM["modules_system"] == "nomod"
     assert said == ["jitterbench: could not find a sane Lmod installation: environment variable LMOD_CMD is not "
                     "defined: system(s) acme read without modules here (a run there that loads modules needs them)"]
     said.clear()  # a run that loads modules keeps the site's modules system: ReFrame refuses it in its own words
-    (acme,) = site.load_systems([sites], argv=["reframe", "--system", "acme", "-r"], say=said.append)
+    (acme,) = systems.load_systems([sites], argv=["reframe", "--system", "acme", "-r"], say=said.append)
     assert acme.SYSTEM["modules_system"] == "lmod" and said == []
     # a run that loads none needs no modules system: the same site without modules, in a folder of its own
-    (acme,) = site.load_systems([lmod_site(tmp_path / "no-modules")], argv=["reframe", "--system", "acme", "-r"],
+    (acme,) = systems.load_systems([lmod_site(tmp_path / "no-modules")], argv=["reframe", "--system", "acme", "-r"],
                                 say=said.append)
     assert acme.SYSTEM["modules_system"] == "nomod" and len(said) == 1
 

@@ -1,5 +1,5 @@
 """`jitterbench site new`: a site's ReFrame system and Spack files written in one step, and the
-folders every system is loaded from (jitterbench/site.py)."""
+folders every system is loaded from (jitterbench/harness/systems.py)."""
 from __future__ import annotations
 
 import hashlib
@@ -13,6 +13,7 @@ import yaml
 
 from conftest import checkout_copy
 from jitterbench import site
+from jitterbench.harness import systems
 from jitterbench import transports as T
 
 REPO = Path(__file__).resolve().parents[1]
@@ -34,7 +35,7 @@ def test_a_site_is_its_module_and_its_spack_files_as_the_configuration_and_spack
                        ["compute:256:128", "debug:4:64:--qos=debug"], sites)
     assert written == [sites / "acme" / "packages.yaml", sites / "acme" / "definitions.yaml", sites / "acme.py"]
     assert sorted(p.name for p in sites.rglob("*")) == ["acme", "acme.py", "definitions.yaml", "packages.yaml"]
-    (module,) = site.load_systems([sites])
+    (module,) = systems.load_systems([sites])
     system = module.SYSTEM
     assert (system["name"], system["hostnames"]) == ("acme", [r"^acme-login\d+$"])
     assert [(p["name"], p["scheduler"], p["launcher"], p["access"], p["extras"]["max_nodes"],
@@ -76,7 +77,7 @@ def test_a_tcp_site_builds_no_perftest_and_lists_no_rdma_libraries(tmp_path):
         "definitions": [{"mpis": ["mpich"]}, {"verbs": []}]}
     packages = yaml.safe_load((tmp_path / "plain" / "packages.yaml").read_text())["packages"]
     assert "rdma-core" not in packages and "perftest" not in packages
-    (module,) = site.load_systems([tmp_path])
+    (module,) = systems.load_systems([tmp_path])
     assert module.SYSTEM["hostnames"] == ["^never-selected-by-hostname$"]  # --system only
     assert module.SYSTEM["partitions"][0]["access"] == []  # the local scheduler takes no queue
 
@@ -136,24 +137,24 @@ def test_a_write_that_fails_leaves_nothing_behind(tmp_path, monkeypatch):
 
 @pytest.mark.unit
 def test_the_systems_load_from_both_folders_with_local_last():
-    modules = site.load_systems()
+    modules = systems.load_systems()
     names = [m.SYSTEM["name"] for m in modules]
     assert names[-1] == "local" and set(names) == {p.stem for f in (site.sites_folder(), site.papers_folder()) for p in f.glob("*.py")}
     assert sorted(p.stem for p in site.papers_folder().glob("*.py")) == ["bgp", "c1a", "hpce", "hpcx", "sp2", "xt3"]
     # local is chosen by no hostname of its own: only as the fallback, and says so
-    note = site.fallback_note(modules, argv=["reframe"], environ={}, hostname="some-host")
+    note = systems.fallback_note(modules, argv=["reframe"], environ={}, hostname="some-host")
     assert note.startswith("jitterbench: no site of systems/sites/ names host 'some-host'") and "'local'" in note
-    assert site.fallback_note(modules, argv=["/venv/bin/reframe", "--system", "local"], environ={}, hostname="h") is None
-    assert site.fallback_note(modules, argv=["/venv/bin/jitterbench", "plan"], environ={}, hostname="h") is None
-    assert site.fallback_note(modules, argv=["reframe"], environ={"RFM_SYSTEM": "vcluster"}, hostname="h") is None
+    assert systems.fallback_note(modules, argv=["/venv/bin/reframe", "--system", "local"], environ={}, hostname="h") is None
+    assert systems.fallback_note(modules, argv=["/venv/bin/jitterbench", "plan"], environ={}, hostname="h") is None
+    assert systems.fallback_note(modules, argv=["reframe"], environ={"RFM_SYSTEM": "vcluster"}, hostname="h") is None
 
 
 @pytest.mark.unit
 def test_a_site_whose_hostnames_match_comes_before_local_and_silences_the_note(tmp_path):
     site.new("acme", [r"^acme-login\d+$"], "slurm", "srun", ["openmpi"], "tcp", ["p:2:2"], tmp_path)
-    modules = site.load_systems([tmp_path, site.sites_folder()])
+    modules = systems.load_systems([tmp_path, site.sites_folder()])
     assert [m.SYSTEM["name"] for m in modules][0] == "acme"
-    assert site.fallback_note(modules, argv=["reframe"], environ={}, hostname="acme-login3") is None
+    assert systems.fallback_note(modules, argv=["reframe"], environ={}, hostname="acme-login3") is None
 
 
 @pytest.mark.reframe

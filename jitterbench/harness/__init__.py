@@ -1,5 +1,6 @@
 """The ReFrame side of jitterbench, and the only package of it that imports ReFrame: the checks'
-base classes (checks), the launchers ReFrame lacks (launchers), what the configuration's systems
-and environments are made of (configuration), and what a check reads of the nodes it ran on (load,
-topology).  Everything else of jitterbench (the records, references, history, reports, the
-simulators, the command) works without ReFrame, so that reading a run's files never loads it."""
+base classes (checks), the launchers ReFrame lacks (launchers), the system registry that
+systems/config.py loads (systems), what the configuration's systems and environments are made
+of (configuration), and what a check reads of the nodes it ran on (load, topology).
+Everything else of jitterbench (the records, references, history, reports, the simulators,
+the command) works without ReFrame, so that reading a run's files never loads it."""

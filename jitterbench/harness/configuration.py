@@ -1,6 +1,6 @@
 """ReFrame support for the configuration (systems/sites/*.py, systems/papers/*.py): programming environments,
 the papers' machines, install prefixes, the scales a partition runs at, and what the system
-registry (jitterbench/site.py) asks of ReFrame (its schema, a modules system, a backend's name).
+registry (harness/systems.py) and `site new` ask of ReFrame (its schema, a modules system, a backend's name).
 
 The launchers live in jitterbench/harness/launchers.py (imported here, which registers
 them) and the checks' bases in jitterbench/harness/checks.py, which only ReFrame's
@@ -210,7 +210,7 @@ def per_node_scale(cores):
     return sorted({n for n in (1, 2, cores // 2, cores) if 1 <= n <= cores})
 
 
-# ---- what the system registry (jitterbench/site.py) asks of ReFrame ----------------------
+# ---- what the system registry (harness/systems.py) and `site new` ask of ReFrame ----------
 
 @functools.lru_cache(maxsize=None)
 def schema():

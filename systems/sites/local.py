@@ -23,7 +23,7 @@ RDMA_DEVICES = sorted(os.listdir("/sys/class/infiniband")) if os.path.isdir("/sy
 # narrows), not the machine's count: more tasks than these would time-slice
 CORES = len(os.sched_getaffinity(0))
 
-# its hostnames match any host: tried after every other system (jitterbench/site.py), and
+# its hostnames match any host: tried after every other system (jitterbench/harness/systems.py), and
 # systems/config.py says so when it is chosen that way
 FALLBACK = True
 

@@ -527,8 +527,9 @@ def fuzz(seed, seconds, workers=2, only=None, limit=None) -> Summary:
 
 def load_new_site(spec: str, sites: str) -> int:
     """site-module: `site new` of spec (JSON: site.new's arguments) into the folder sites, then its
-    module loaded as ReFrame's configuration loads it (jitterbench.site._load)."""
+    module loaded as ReFrame's configuration loads it (jitterbench.harness.systems._load)."""
     from jitterbench import site  # noqa: PLC0415
+    from jitterbench.harness import systems  # noqa: PLC0415
     args = json.loads(spec)
     Path(sites).mkdir(exist_ok=True)
     try:
@@ -536,7 +537,7 @@ def load_new_site(spec: str, sites: str) -> int:
     except site.SiteError as e:
         print("jitterbench: error: " + settings.CONTROL.sub(lambda m: repr(m.group())[1:-1], str(e)), file=sys.stderr)
         return 2
-    module = site._load(Path(sites) / f"{args['name']}.py")
+    module = systems._load(Path(sites) / f"{args['name']}.py")
     expected = (args["hostnames"] or ["^never-selected-by-hostname$"], args["command"])
     if (module.SYSTEM["hostnames"], module.COMMAND) != expected:
         print(f"jitterbench-fuzz: the module holds other values than given: {module.SYSTEM['hostnames']!r}",
