@@ -55,7 +55,7 @@ def test_malformed_files_name_the_problem(tmp_path, doc, message):
 
 PAPER = {"system": "sp2", "source": "paper", "measured_by": "test", "date": "not stated", "method": "by hand"}
 STATED = {"id": "throughput-p2", "quantity": "all-to-all throughput, 2 processors", "value": 40.991, "unit": "MB/s",
-          "where": "003_1fe4774c09b49939.txt, section 3, Table 1"}
+          "where": "section 3, Table 1"}
 
 
 def with_stated(*entries):
