@@ -222,6 +222,11 @@ def run(args) -> int:
             print(f"  {pool['partition']} {pool['environ']}: {pool['asserted']} {pool['variables']} variable(s) "
                   f"the rules assert, minimum detectable slowdown {pool['detectable_slowdown']:g}x: "
                   f"{'all bounded' if pool['bounded'] else 'none bounded (above the limit ' + format(args.max_detectable, 'g') + 'x)'}")
+        # where the noise lives: a run whose figures all moved together was the machine's that run
+        print("  each run against the others (per environment, the median over its figures of value / the "
+              "others' median, above 1 worse):")
+        for run in doc["provenance"]["runs"]:
+            print(f"    {run['report']}: " + ", ".join(f"{environ} {factor:g}x" for environ, factor in run["factors"].items()))
     return 0
 
 

@@ -549,11 +549,11 @@ def build(report_paths, system, measured_by, false_alarm_rate=bounds.FALSE_ALARM
         raise ReferenceFileError(f"the false-alarm rate must be between 0 and 1, got {false_alarm_rate}")
     if not max_detectable > 1:
         raise ReferenceFileError(f"the largest detectable slowdown must be above 1, got {max_detectable}")
-    report_paths = _distinct(report_paths)  # each read and checked first: a bad one is named before counting
+    report_paths = list(_distinct(report_paths))  # each read and checked first: a bad one is named before counting
     if len(report_paths) < bounds.MIN_REPEATS:
         raise ReferenceFileError(f"{len(report_paths)} run report(s) given: a bound needs at least "
                                  f"{bounds.MIN_REPEATS} repeats, each a ReFrame run of its own")
-    samples, units, index, calls, facts, cases = {}, {}, {}, {}, {k: set() for k in (
+    samples, origins, units, index, calls, facts, cases = {}, {}, {}, {}, {}, {k: set() for k in (
         "versions", "dates", "commands", "hosts", "modes", "calls")}, []
     for path, info, case in _measured(report_paths):
         if case.get("system") != system:
@@ -580,6 +580,7 @@ def build(report_paths, system, measured_by, false_alarm_rate=bounds.FALSE_ALARM
             var = name.split(":")[-1]
             if pv[0] is not None:
                 samples.setdefault((check, key, var), []).append(pv[0])
+                origins.setdefault((check, key, var), []).append(report_paths.index(path))
                 units[(check, var)] = pv[4]
                 calls[(check, key, var)] = min(calls.get((check, key, var), case_calls or 0), case_calls or 0)
     if not samples:
@@ -650,6 +651,7 @@ def build(report_paths, system, measured_by, false_alarm_rate=bounds.FALSE_ALARM
         # per pool of scores (pool_of): its asserted variables, their one minimum detectable slowdown,
         # and whether that is within max_detectable (bounded) or not (not assertable here)
         "pools": pools,
+        "runs": run_factors(report_paths, samples, origins, {m: roles[m] for m in asserted}),
     }, "fingerprint": machine}
     for (check, key, var), values in sorted(samples.items(), key=lambda kv: repr(kv[0])):
         node = doc.setdefault(check, {"$index": index[check]})
@@ -673,6 +675,21 @@ def build(report_paths, system, measured_by, false_alarm_rate=bounds.FALSE_ALARM
                                   "detectable_slowdown": None if mds is None else _significant(mds, 4), "reason": why}
                                  for check, key, var, mds, why in sorted(not_assertable, key=repr)]
     return doc
+
+
+def run_factors(report_paths, samples, origins, asserted) -> list:
+    """Per run and environment, how the run's asserted figures sat against the other runs': the
+    median over its variables of their leave-one-out scores (each its value against the median of
+    the other runs', turned so that above 1 is worse), as a factor.  Where the noise is the run's
+    (the machine slower for minutes, every case with it), one run's factor stands apart and sets
+    the bound; where it is the variables' own, every run's is near 1 (docs/references.md)."""
+    scores = {}
+    for m, role in asserted.items():
+        for run, score in zip(origins[m], bounds.loo_scores(bounds.worse_logs(samples[m], role.better)[None, :])):
+            scores.setdefault(run, {}).setdefault(m[1][1], []).append(score)  # m[1]: partition, environ, ...
+    return [{"report": os.path.basename(str(path)), "factors": {environ: _significant(float(np.exp(np.median(s))), 3)
+                                                               for environ, s in sorted(scores.get(run, {}).items())}}
+            for run, path in enumerate(report_paths)]
 
 
 def system_of(report_paths) -> str:

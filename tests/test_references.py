@@ -2,6 +2,8 @@
 from __future__ import annotations
 
 import json
+import math
+import statistics
 import re
 from pathlib import Path
 
@@ -149,6 +151,12 @@ def test_a_reference_bounds_the_worse_side_at_the_groups_detectable_slowdown(tmp
                                   "transport": {"openmpi": ["vm: shm"]}, "launches": {"HaloCheck": [1]}}
     assert references.loads(references.dump(doc), "local.yaml")["fingerprint"] == doc["fingerprint"]
     assert "/work" not in references.dump(doc) and prov["commands"] == ["reframe -C systems/config.py --mode quick -r"]
+    # each run against the others: the median of its 4 scores (max of both patterns at log(v) minus the
+    # median of the others' logs, the jitters at 0), as a factor; the run of 20 us stands apart
+    assert [r["report"] for r in prov["runs"]] == [f"r{i}.json" for i in range(5)]
+    assert [r["factors"]["openmpi"] for r in prov["runs"]] == [
+        float(f"{math.sqrt(v / math.exp(statistics.median(math.log(w) for w in MAXIMA if w != v))):.3g}")
+        for v in MAXIMA]
 
 
 def test_runs_of_different_launches_a_case_are_refused_and_the_count_is_the_file_s(tmp_path, capsys):
@@ -232,9 +240,12 @@ def test_reference_command_writes_a_loadable_file(tmp_path, capsys):
     mds = references.detectable_slowdown(leaf) if pool["bounded"] else \
         next(e["detectable_slowdown"] for e in doc["not_assertable"] if e["variable"] == "max")
     assert pool["detectable_slowdown"] == pytest.approx(mds, rel=1e-3)
-    assert said[1:] == [f"  local:default openmpi: 4 time variable(s) the rules assert, minimum detectable slowdown "
-                        f"{pool['detectable_slowdown']:g}x: " + ("all bounded" if pool["bounded"] else
-                                                                 "none bounded (above the limit 2x)")]
+    assert said[1] == (f"  local:default openmpi: 4 time variable(s) the rules assert, minimum detectable slowdown "
+                       f"{pool['detectable_slowdown']:g}x: " + ("all bounded" if pool["bounded"] else
+                                                                "none bounded (above the limit 2x)"))
+    # then each run against the others: the one of 20 us among runs of 10-12 stands apart
+    assert said[2].startswith("  each run against the others") and len(said) == 3 + len(MAXIMA)
+    assert said[5] == "    r2.json: openmpi 1.36x"
     assert cli.main(["reference", *map(str, repeats(tmp_path)), "--system", "vcluster",
                      "-o", str(tmp_path / "v.yaml")]) == 2
     assert "no performance values for system 'vcluster'" in capsys.readouterr().err
