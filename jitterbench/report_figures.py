@@ -4,6 +4,8 @@ distributions and whose maximum each call was.  They draw with jitterbench/figur
 as the records do."""
 from __future__ import annotations
 
+from collections import Counter
+
 from . import benchmarks
 from .figures import MAX_LINES, figure, finish, fmt, histogram_line, results, results_mpi, subplots, text
 
@@ -36,6 +38,26 @@ def distributions(col):
             "worst us", "p99 all us"), rows, fig
 
 
+def over_launches(founds):
+    """A case's launches as one (issue 41: a task that shares a core for a whole launch looks like a
+    culprit within that launch): the nodes and tasks a strict majority of the launches named, each
+    launch by its own test, and the false-alarm rate of that rule where the tasks are alike.  A
+    launch names a given holder with probability at most its rate, so k of n launches do with at
+    most binom.sf(k - 1, n, rate), and any of the job's holders at most that times their number.
+    founds: each launch's `slowest` or `latest`; returns ({"nodes": [(node, k)], "tasks": [(task,
+    k)]}, the rule's rate)."""
+    from scipy import stats  # noqa: PLC0415  only to draw
+
+    n, rate = len(founds), founds[0]["rate"]
+    majority = n // 2 + 1
+    named = {}
+    for kind, what in (("nodes", "node"), ("tasks", "task")):
+        counts = Counter(e[what] for found in founds for e in found.get(kind, []))
+        named[kind] = sorted(((holder, k) for holder, k in counts.items() if k >= majority), key=lambda hk: -hk[1])
+    holders = len(founds[0]["node_calls"]) + sum(founds[0]["node_tasks"])
+    return named, rate if n == 1 else min(1.0, holders * float(stats.binom.sf(majority - 1, n, rate)))
+
+
 def _named(found, key, what):
     return ", ".join(f"{e[what]} ({100 * e['share']:.0f} %, fair {100 * e['fair_share']:.2g} %)"
                      for e in found.get(key, [])[:4]) or "none"
@@ -45,42 +67,61 @@ def _named(found, key, what):
 def culprits(col):
     """Whose maximum: the tasks and nodes that held the per-call MAX, or waited longest before communicating
 
-    For each result, the share of its decided calls whose maximum a node's task held (bars) against the node's
+    For each case, the share of its decided calls whose maximum a node's task held (bars) against the node's
     share of the tasks (black ticks): "slowest" is the task whose call took longest (it waited most); "latest",
     where the benchmark times it (jb-halo), the task whose call spent longest before its communication (the late
-    sender the others waited for).  A call is decided where the maximum stands out by more than the synchronisation resolves.  The
-    table names the nodes and tasks held more often than their share by a one-sided binomial test, Holm-corrected
-    over the job's nodes and tasks at the stated false-alarm rate; such a test assumes the tasks alike, so a
-    machine whose tasks differ (a core that takes the interrupts) shows as named.
+    sender the others waited for).  A call is decided where the maximum stands out by more than the
+    synchronisation resolves.  Each launch names the nodes and tasks held more often than their share by a
+    one-sided binomial test, Holm-corrected over the job's nodes and tasks at the stated false-alarm rate; such
+    a test assumes the tasks alike, so a task that shares a core for a whole launch shows as named in that
+    launch.  A case of several launches names only what a strict majority of its launches named ("in k of n"),
+    a rule whose false-alarm rate where the tasks are alike is the rate column's.
     """
-    rows, drawn = [], []
-    for described in (d for d in benchmarks.ALL if d.benchmark):
-        for label, r, d in results(col, described.benchmark):
-            what = " ".join(str(r[k]) for k in described.distribution if k in r)
-            for key in ("slowest", "latest"):
-                found = r.get(key)
-                if not isinstance(found, dict) or not found.get("decided_calls"):
-                    continue
-                rows.append((described.benchmark, label, results_mpi(d), what, key,
-                             f"{found['decided_calls']}/{r.get('calls', '?')}", fmt(found.get("rate")),
-                             _named(found, "nodes", "node"), _named(found, "tasks", "task")))
-                if found.get("nodes") or found.get("tasks") or len(drawn) < 2:
-                    drawn.append((f"jb-{described.benchmark} {label} {what} {key}", found))
-    if not rows:
+    cases, seen = {}, set()  # a case's launches (its documents), per result variant
+    for number, case in enumerate(col.cases):
+        for d in case.documents:
+            described = benchmarks.by_benchmark(d.get("benchmark"))
+            if id(d) in seen or described is None:
+                continue
+            seen.add(id(d))
+            for i, r in enumerate(d["results"]):  # a launch's i-th result is every launch's i-th variant
+                what = " ".join(str(r[k]) for k in described.distribution if k in r)
+                for key in ("slowest", "latest"):
+                    found = r.get(key)
+                    if isinstance(found, dict) and found.get("decided_calls"):
+                        cases.setdefault((described.benchmark, case.label, results_mpi(d), what, key, number, i),
+                                         []).append((found, r.get("calls", "?")))
+    if not cases:
         return "no benchmark documents that say whose maximum it was (jb-halo, jb-pingpong, ... of this release)"
-    drawn = sorted(drawn, key=lambda x: not (x[1].get("nodes") or x[1].get("tasks")))[:6]
+    rows, drawn = [], []
+    for (bench, label, mpi, what, key, *_), launches in cases.items():
+        founds = [found for found, _ in launches]
+        named, rate = over_launches(founds)
+        if len(founds) == 1:
+            nodes, tasks = _named(founds[0], "nodes", "node"), _named(founds[0], "tasks", "task")
+            decided = f"{founds[0]['decided_calls']}/{launches[0][1]}"
+        else:
+            nodes, tasks = (", ".join(f"{h} (in {k} of {len(founds)} launches)" for h, k in named[kind][:4]) or "none"
+                            for kind in ("nodes", "tasks"))
+            decided = f"{sum(f['decided_calls'] for f in founds)}/{sum(c for _, c in launches if isinstance(c, int))}"
+        rows.append((bench, label, mpi, what, key, len(founds), decided, fmt(rate), nodes, tasks))
+        node_calls = [sum(calls) for calls in zip(*(f["node_calls"] for f in founds))]
+        shown = {"node_calls": node_calls, "node_tasks": founds[0]["node_tasks"],
+                 "named": {h for h, _ in named["nodes"]}}
+        if named["nodes"] or named["tasks"] or len(drawn) < 2:
+            drawn.append((f"jb-{bench} {label} {what} {key}", shown))
+    drawn = sorted(drawn, key=lambda x: not x[1]["named"])[:6]
     fig, axes = subplots(len(drawn), 1, figsize=(7, 1.9 * len(drawn)), squeeze=False)
-    for ax, (title, found) in zip(axes[:, 0], drawn):
-        calls, tasks = found["node_calls"], found["node_tasks"]
+    for ax, (title, shown) in zip(axes[:, 0], drawn):
+        calls, tasks = shown["node_calls"], shown["node_tasks"]
         decided, total = sum(calls), sum(tasks) or 1
-        named = {e["node"] for e in found.get("nodes", [])}
         nodes = range(len(calls))
-        ax.bar(nodes, [c / decided for c in calls], color=["C3" if i in named else "C0" for i in nodes])
+        ax.bar(nodes, [c / decided for c in calls], color=["C3" if i in shown["named"] else "C0" for i in nodes])
         ax.scatter(nodes, [t / total for t in tasks], marker="_", s=200, color="black", zorder=3)
         ax.set_title(text(title), fontsize=8)
         finish(fig, ax, "node", "share of decided calls")
-    return ("benchmark", "label", "MPI", "variant", "whose", "decided calls", "rate", "nodes named", "tasks named"), \
-        rows, fig
+    return ("benchmark", "label", "MPI", "variant", "whose", "launches", "decided calls", "rate", "nodes named",
+            "tasks named"), rows, fig
 
 
 # the figures over every benchmark, after each benchmark's own

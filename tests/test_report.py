@@ -5,6 +5,7 @@ browser (headless Chromium)."""
 from __future__ import annotations
 
 import json
+import math
 import os
 import shutil
 import xml.etree.ElementTree as ET
@@ -326,6 +327,24 @@ def test_the_page_opens_with_the_verdict_and_keeps_provenance_folded_and_the_env
 
 
 @pytest.mark.unit
+def test_a_case_of_several_launches_names_what_a_majority_of_them_named():
+    """Over launches (issue 41, item 5): a holder named in a strict majority of a case's launches, at
+    the rule's false-alarm rate where tasks are alike: the job's 4 holders (2 nodes, 2 tasks) x the
+    chance of 6 or more of 10 launches at the launches' own 1 %."""
+    def launch(tasks=(), nodes=()):
+        return {"rate": 0.01, "node_calls": [5, 5], "node_tasks": [1, 1],
+                "tasks": [{"task": t} for t in tasks], "nodes": [{"node": n} for n in nodes]}
+
+    founds = [launch((1,), (1,))] * 6 + [launch((0,))] * 2 + [launch()] * 2
+    named, rate = report_figures.over_launches(founds)
+    assert named == {"nodes": [(1, 6)], "tasks": [(1, 6)]}
+    assert rate == pytest.approx(4 * sum(math.comb(10, k) * 0.01 ** k * 0.99 ** (10 - k) for k in range(6, 11)))
+    named, _ = report_figures.over_launches([launch((1,))] * 5 + [launch((0,))] * 5)  # a tie is no majority
+    assert named == {"nodes": [], "tasks": []}
+    assert report_figures.over_launches([launch((1,))]) == ({"nodes": [], "tasks": [(1, 1)]}, 0.01)
+
+
+@pytest.mark.unit
 def test_the_culprits_figure_names_what_the_results_named(tmp_path):
     from conftest import halo_document
     named = {"decided_calls": 90, "rate": 0.01, "node_calls": [10, 80], "node_tasks": [1, 1], "tasks_named": 1,
@@ -336,7 +355,7 @@ def test_the_culprits_figure_names_what_the_results_named(tmp_path):
     path.write_text(json.dumps(halo_document(latest=named, slowest=clean)))
     drawn = report_figures.culprits(runs.collect([str(path)], progress=False))
     label = drawn.rows[0][1]
-    assert drawn.rows == [("halo", label, "Open MPI v4.1.4", "isend-recv row 848", key, "90/10", "0.01", nodes, tasks)
+    assert drawn.rows == [("halo", label, "Open MPI v4.1.4", "isend-recv row 848", key, 1, "90/10", "0.01", nodes, tasks)
                           for key, nodes, tasks in (("slowest", "none", "none"),
                                                     ("latest", "1 (89 %, fair 50 %)", "1 (89 %, fair 50 %)"))]
     bars = [p.get_height() for p in drawn.figure.axes[0].patches]
