@@ -4,7 +4,7 @@ injected on one task, whether that task and its node are named and in what share
 
     .venv/bin/python benchmarks/culprit_rates.py [--mpi openmpi] [--ranks 2] [--tasks-per-node 1]
         [--clean 20] [--injected 5] [--calls 300] [--sync barrier] [--wait-us 2000] [--p 0.3]
-        [--srun "-p vc -N 3 --ntasks-per-node 1 --mpi=pmix"]
+        [--srun "-p vc -N 3 --ntasks-per-node 1 --mpi=pmix"] [--launches 10]
 
 --srun launches with srun and those options instead of the MPI's own launcher (the virtual
 cluster: eval "$(ci/vcluster/vcluster.sh env)" first); the MPI's yield_vars are set there, since
@@ -24,7 +24,7 @@ import tempfile
 from collections import Counter
 from pathlib import Path
 
-from jitterbench import mpi as mpis
+from jitterbench import mpi as mpis, report_figures
 
 
 def one_run(m, args, seed, extra):
@@ -44,6 +44,27 @@ def named(found):
     return ([f"node {e['node']}" for e in found.get("nodes", [])] + [f"task {e['task']}" for e in found.get("tasks", [])])
 
 
+def over_launches(m, args, culprit):
+    """--clean and --injected cases of --launches launches each, every case judged over its launches."""
+    inject = ["--inject", f"{args.p}:{args.wait_us}", "--inject-tasks", str(culprit)]
+    print(f"# {m.name}, {args.ranks} ranks, {args.tasks_per_node} a node, {args.calls} calls, cases of {args.launches} "
+          f"launches; a holder named where a strict majority of a case's launches named it")
+    for kind, cases, extra in (("clean", args.clean, []), ("injected", args.injected, inject)):
+        named_cases = Counter()
+        for c in range(cases):
+            results = [one_run(m, args, 10_000 * (kind == "injected") + 100 * c + launch, extra)
+                       for launch in range(args.launches)]
+            for key in ("slowest", "latest"):
+                founds = [r[key] for r in results if (r.get(key) or {}).get("decided_calls")]
+                if founds:
+                    named, rate = report_figures.over_launches(founds)
+                    named_cases[key] += bool(named["nodes"] or named["tasks"])
+                    print(f"{kind} case {c} {key}: nodes {named['nodes'] or '-'}, tasks {named['tasks'] or '-'} "
+                          f"over {len(founds)} launches (the rule's rate {rate:.3g})", flush=True)
+        print(f"{kind}: cases naming a holder over launches: {dict(named_cases)} of {cases}")
+    return 0
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--mpi", default="openmpi", choices=[m.name for m in mpis.ALL])
@@ -56,9 +77,14 @@ def main():
     parser.add_argument("--wait-us", type=float, default=2000)
     parser.add_argument("--p", type=float, default=0.3)
     parser.add_argument("--srun", default="", help="srun's options: launch with srun instead")
+    parser.add_argument("--launches", type=int, default=1,
+                        help="launches a case: with more than one, each case's clean and injected launches are "
+                             "also judged together (report_figures.over_launches: a strict majority)")
     args = parser.parse_args()
     m = mpis.by_name(args.mpi)
     culprit = args.ranks - 1
+    if args.launches > 1:
+        return over_launches(m, args, culprit)
     print(f"# {m.name}{' by srun ' + args.srun if args.srun else ''}, {args.ranks} ranks, {args.tasks_per_node} a node, {args.calls} calls, --sync {args.sync}; "
           f"stated rate 1 % per run and holder")
     clean = [one_run(m, args, 100 + i, []) for i in range(args.clean)]
