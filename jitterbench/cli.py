@@ -226,7 +226,8 @@ def run(args) -> int:
         print("  each run against the others (per environment, the median over its figures of value / the "
               "others' median, above 1 worse):")
         for run in doc["provenance"]["runs"]:
-            print(f"    {run['report']}: " + ", ".join(f"{environ} {factor:g}x" for environ, factor in run["factors"].items()))
+            print(f"    {run['report']}: " + ", ".join(f"{environ} {factor:g}x"
+                                                       for environ, factor in run["factors"].items()))
     return 0
 
 

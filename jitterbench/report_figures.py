@@ -46,7 +46,7 @@ def over_launches(founds):
     most binom.sf(k - 1, n, rate), and any of the job's holders at most that times their number.
     founds: each launch's `slowest` or `latest`; returns ({"nodes": [(node, k)], "tasks": [(task,
     k)]}, the rule's rate)."""
-    from scipy import stats  # noqa: PLC0415  only to draw
+    from scipy import stats  # noqa: PLC0415  SciPy only where a report is drawn
 
     n, rate = len(founds), founds[0]["rate"]
     majority = n // 2 + 1
