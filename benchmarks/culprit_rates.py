@@ -57,9 +57,9 @@ def over_launches(m, args, culprit):
             for key in ("slowest", "latest"):
                 founds = [r[key] for r in results if (r.get(key) or {}).get("decided_calls")]
                 if founds:
-                    named, rate = report_figures.over_launches(founds)
-                    named_cases[key] += bool(named["nodes"] or named["tasks"])
-                    print(f"{kind} case {c} {key}: nodes {named['nodes'] or '-'}, tasks {named['tasks'] or '-'} "
+                    held, rate = report_figures.over_launches(founds)
+                    named_cases[key] += bool(held["nodes"] or held["tasks"])
+                    print(f"{kind} case {c} {key}: nodes {held['nodes'] or '-'}, tasks {held['tasks'] or '-'} "
                           f"over {len(founds)} launches (the rule's rate {rate:.3g})", flush=True)
         print(f"{kind}: cases naming a holder over launches: {dict(named_cases)} of {cases}")
     return 0
@@ -81,6 +81,8 @@ def main():
                         help="launches a case: with more than one, each case's clean and injected launches are "
                              "also judged together (report_figures.over_launches: a strict majority)")
     args = parser.parse_args()
+    if args.launches < 1:
+        parser.error(f"--launches must be at least 1, not {args.launches}")
     m = mpis.by_name(args.mpi)
     culprit = args.ranks - 1
     if args.launches > 1:

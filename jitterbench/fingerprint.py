@@ -21,8 +21,8 @@ and transport are ones the file lists (an environment the file does not hold has
 to mismatch), and its check made its launches as the file's runs did: a median of five launches
 is a steadier figure than one launch, and five launches in five rounds steadier than five in a row;
 a bound made for the one is no bound for the other.  A measured file from before launches were
-counted (no `launches`) was made of one launch a case.  A file with no fingerprint (a paper's, or one made before fingerprints) matches
-every run.
+counted (no `launches`) was made of one launch a case.  A file with no fingerprint (a paper's,
+or one made before fingerprints) matches every run.
 
 """
 from __future__ import annotations

@@ -1,6 +1,7 @@
-"""ReFrame support for the configuration (systems/sites/*.py, systems/papers/*.py): programming environments,
-the papers' machines, install prefixes, the scales a partition runs at, and what the system
-registry (harness/systems.py) and `site new` ask of ReFrame (its schema, a modules system, a backend's name).
+"""ReFrame support for the configuration (systems/sites/*.py, systems/papers/*.py): programming
+environments, the papers' machines, install prefixes, the scales a partition runs at, and what
+the system registry (harness/systems.py) and `site new` ask of ReFrame (its schema, a modules
+system, a backend's name).
 
 The launchers live in jitterbench/harness/launchers.py (imported here, which registers
 them) and the checks' bases in jitterbench/harness/checks.py, which only ReFrame's
