@@ -4,11 +4,15 @@ injected on one task, whether that task and its node are named and in what share
 
     .venv/bin/python benchmarks/culprit_rates.py [--mpi openmpi] [--ranks 2] [--tasks-per-node 1]
         [--clean 20] [--injected 5] [--calls 300] [--sync barrier] [--wait-us 2000] [--p 0.3]
-        [--srun "-p vc -N 3 --ntasks-per-node 1 --mpi=pmix"] [--launches 10]
+        [--srun "-p vc -N 3 --ntasks-per-node 1 --mpi=pmix"] [--launches 10 [--as-launched]]
 
 --srun launches with srun and those options instead of the MPI's own launcher (the virtual
 cluster: eval "$(ci/vcluster/vcluster.sh env)" first); the MPI's yield_vars are set there, since
 the virtual cluster's nodes share this machine's cores (jitterbench/mpi.py).
+
+--launches L judges each case over its L launches, as the report does; launch I rotates the ranks'
+roles by --rank-order I, as a check's launches do (jitterbench/harness/launches.sh), unless
+--as-launched: the clean cases then say what the rotation removes.
 
 The test's rate holds where the tasks are alike; a run that names a task in a clean run says
 they were not (a core that takes interrupts, a rank doing the clocks' work).  A benchmark
@@ -48,11 +52,13 @@ def over_launches(m, args, culprit):
     """--clean and --injected cases of --launches launches each, every case judged over its launches."""
     inject = ["--inject", f"{args.p}:{args.wait_us}", "--inject-tasks", str(culprit)]
     print(f"# {m.name}, {args.ranks} ranks, {args.tasks_per_node} a node, {args.calls} calls, cases of {args.launches} "
-          f"launches; a holder named where a strict majority of a case's launches named it")
+          f"launches, {'as launched' if args.as_launched else 'the roles rotated by launch (--rank-order)'}; "
+          f"a holder named where a strict majority of a case's launches named it")
     for kind, cases, extra in (("clean", args.clean, []), ("injected", args.injected, inject)):
         named_cases = Counter()
         for c in range(cases):
-            results = [one_run(m, args, 10_000 * (kind == "injected") + 100 * c + launch, extra)
+            results = [one_run(m, args, 10_000 * (kind == "injected") + 100 * c + launch,
+                               [*extra, "--rank-order", str(0 if args.as_launched else launch + 1)])
                        for launch in range(args.launches)]
             for key in ("slowest", "latest"):
                 founds = [r[key] for r in results if (r.get(key) or {}).get("decided_calls")]
@@ -80,6 +86,8 @@ def main():
     parser.add_argument("--launches", type=int, default=1,
                         help="launches a case: with more than one, each case's clean and injected launches are "
                              "also judged together (report_figures.over_launches: a strict majority)")
+    parser.add_argument("--as-launched", action="store_true",
+                        help="with --launches: keep the ranks' roles as launched (no --rank-order rotation)")
     args = parser.parse_args()
     if args.launches < 1:
         parser.error(f"--launches must be at least 1, not {args.launches}")

@@ -181,3 +181,33 @@ def test_a_circle_or_an_upward_include_is_caught():
     assert any(line.startswith("output.c includes cycle.h") for line in found), found
     with pytest.raises(CycleError):  # jb_calls.h -> jb_context.h -> jb_clock.h -> jb_calls.h
         list(TopologicalSorter(include_graph(files)).static_order())
+
+
+# where MPI_COMM_WORLD is right: before --rank-order is read (run.c), the slots' own view
+# (placement.c: which world ranks share a CPU), and MPI_Abort, which ends every rank alike
+WORLD_ALLOWED = re.compile(r"MPI_Abort\(MPI_COMM_WORLD|^src/core/(run|placement)\.c:")
+
+
+def world_uses(root: Path) -> list:
+    """file:line: text of each MPI_COMM_WORLD passed to a call in the C sources under root that
+    WORLD_ALLOWED does not allow (the JSON's words may name it)."""
+    found = []
+    for path in sorted(root.rglob("*.c")):
+        name = path.relative_to(root.parent).as_posix()
+        for number, line in enumerate(path.read_text().splitlines(), 1):
+            where = f"{name}:{number}: {line.strip()}"
+            if re.search(r"MPI_COMM_WORLD\s*[,)]", line) and not WORLD_ALLOWED.search(where):  # as an argument
+                found.append(where)
+    return found
+
+
+def test_benchmarks_talk_over_ctx_world_so_the_rank_order_moves_their_roles(tmp_path):
+    """A check's launches rotate the ranks' roles (--rank-order, src/core/run.c): ctx->rank is a
+    rank of ctx->world, so a benchmark that talked over MPI_COMM_WORLD would pair ranks of two
+    orders.  The toy a newcomer copies (tests/fixtures/toy) keeps to it too; a stray use is found."""
+    toy = Path(__file__).resolve().parent / "fixtures" / "toy" / "src"
+    assert world_uses(SRC) == [] and world_uses(toy) == []
+    stray = tmp_path / "src" / "new"
+    stray.mkdir(parents=True)
+    (stray / "main.c").write_text("    MPI_Barrier(MPI_COMM_WORLD);\n    MPI_Abort(MPI_COMM_WORLD, 2);\n")
+    assert world_uses(tmp_path / "src") == ["src/new/main.c:1: MPI_Barrier(MPI_COMM_WORLD);"]

@@ -83,18 +83,22 @@ def test_injected_noise_reaches_the_per_call_max(halo):
     assert abs(result["injected_task_calls"] - p * n) < 4 * math.sqrt(n * p * (1 - p))
 
 
-def test_a_wait_injected_on_one_task_names_it_and_its_node_the_latest(halo):
+@pytest.mark.parametrize("rank_order", [0, 1])
+def test_a_wait_injected_on_one_task_names_it_and_its_node_the_latest(halo, rank_order):
     """Issue 30's known answer: a wait injected on task 1 (of two, each its own virtual node) makes
     it the late sender the other waits for: named with its node as the one that waited before communicating, in
     about the injected share of calls.  (Whose call took longest cannot tell them apart: the
-    waiter's time exceeds the late task's by a message's latency, less than the clocks resolve.)"""
+    waiter's time exceeds the late task's by a message's latency, less than the clocks resolve.)
+    With the roles rotated (--rank-order 1) world rank 1 plays task 0, and is still the one named:
+    a task and its node are named by their slot."""
     # p = 0.6: the waits decide 180 calls or so, a share the test names even were every other
     # decided call the other task's (one CI run's MPICH gave task 0 most of them)
     calls, p, wait_us = 300, 0.6, 2000
     run = halo(2, "--tasks-per-node", "1", "--inject", f"{p}:{wait_us}", "--inject-tasks", "1", "--calls",
-               str(calls), "--pattern", "isend-recv", "--seed", "5")
+               str(calls), "--pattern", "isend-recv", "--seed", "5", "--rank-order", str(rank_order))
     assert run.returncode == 0, run.stderr
-    assert run.doc["config"]["inject_tasks"] == [1]
+    assert run.doc["config"]["inject_tasks"] == [1] and run.doc["config"]["rank_order"] == rank_order
+    assert run.doc["config"].get("task_0_world_rank", 0) == rank_order
     result = run.results()[0]
     waits = result["injected_task_calls"]  # on task 1 only: p x calls, within 4 sd
     assert abs(waits - p * calls) < 4 * math.sqrt(calls * p * (1 - p))
@@ -109,6 +113,29 @@ def test_a_wait_injected_on_one_task_names_it_and_its_node_the_latest(halo):
     assert waits - 3 <= held <= latest["decided_calls"]
     assert latest["tasks"][0]["share_of_all_calls"] == pytest.approx(held / calls)
     assert re.search(r"^# latest: in \d+ of 300 calls .*: nodes: node 1 .* tasks: task 1 ", run.stdout, re.M)
+
+
+def test_the_rank_order_rotates_the_roles_over_the_same_placement(halo):
+    """--rank-order N (launch N of a case): on two virtual nodes of three ranks, orders 1 to 6 put
+    task 0 on each of the six slots once (node and rank within it each rotated by N); every order
+    keeps the placement (each world rank on its node, in MPI_COMM_WORLD's order), the grid's
+    off-node neighbours and intact payloads."""
+    slots = []
+    for order in range(7):
+        run = halo(6, "--tasks-per-node", "3", "--calls", "5", "--pattern", "isend-recv", "--validate",
+                   "--rank-order", str(order))
+        assert run.returncode == 0, run.stderr
+        config, placement = run.doc["config"], run.doc["metadata"]["placement"]
+        assert config["rank_order"] == order and config["off_node_per_node"] == 2
+        assert [node for node, _ in placement["rank_node_cpus"]] == [0, 0, 0, 1, 1, 1]
+        if order:
+            slots.append(config["task_0_world_rank"])
+            node, rank = (-order) % 2, (-order) % 3
+            assert re.search(rf"^# rank_order: {order} \(the roles rotated\): task 0 is world rank {3 * node + rank}, "
+                             rf"on node {node} of the list$", run.stdout, re.M), run.stdout
+        else:
+            assert "task_0_world_rank" not in config and "# rank_order" not in run.stdout
+    assert slots == [5, 1, 3, 2, 4, 0]
 
 
 def test_json_document_shape(halo):
@@ -169,6 +196,7 @@ BAD_OPTIONS = [
     (["--rounds", "0"], "--rounds: 0 is out of range"),
     (["--rounds", "99999999999999999999"], "--rounds"),
     (["--order", "random"], "--order: 'random' is not shuffled or given"),
+    (["--rank-order", "-1"], "--rank-order: -1 is out of range"),
     (["--target-width", "0"], "--target-width: 0 is out of range"),
     (["--target-width", "nan"], "--target-width"),
 ]

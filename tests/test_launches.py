@@ -90,7 +90,7 @@ def test_the_loop_launches_a_disturbed_launch_again_and_keeps_the_try_apart(tmp_
     hogs = cpu_hogs((os.cpu_count() or 1) + 2, 120)
     try:
         time.sleep(0.5)
-        loop = subprocess.Popen(["sh", str(LOOP), "2", "3", *cmd], cwd=tmp_path, env=env, text=True,
+        loop = subprocess.Popen(["sh", str(LOOP), "2", "3", "5", *cmd], cwd=tmp_path, env=env, text=True,
                                 stdout=subprocess.PIPE, stderr=subprocess.PIPE)
         end = time.time() + 110
         while not (tmp_path / "disturbed-1-try-1").exists() and loop.poll() is None and time.time() < end:
@@ -106,14 +106,16 @@ def test_the_loop_launches_a_disturbed_launch_again_and_keeps_the_try_apart(tmp_
     assert [i for i, _ in kept] == ["1", "2"] and int(kept[0][1]) >= 2
     assert out.count("JB_RESULT ") == 2 and out.count("# validate: every payload arrived intact") == 2
     assert sorted(p.name for p in tmp_path.glob("launch-*")) == ["launch-1", "launch-2"]
-    for launch in ("launch-1", "launch-2"):
-        assert json.loads((tmp_path / launch / "halo.json").read_text())["results"]
+    for i, launch in enumerate(("launch-1", "launch-2")):
+        doc = json.loads((tmp_path / launch / "halo.json").read_text())
+        # launch I shuffles the ranks' roles by order FIRST + I - 1, whatever try was kept
+        assert doc["results"] and doc["config"]["rank_order"] == 5 + i
 
 
 @pytest.mark.mpi
 def test_a_launch_that_fails_ends_the_loop_with_its_status(tmp_path):
     cmd, env = mpis.OPENMPI.launch(2, [str(mpis.OPENMPI.binary("halo")), "--size", "-1"])
-    loop = subprocess.run(["sh", str(LOOP), "3", "3", *cmd], cwd=tmp_path, env=env, capture_output=True, text=True,
+    loop = subprocess.run(["sh", str(LOOP), "3", "3", "1", *cmd], cwd=tmp_path, env=env, capture_output=True, text=True,
                           timeout=120)
     assert loop.returncode != 0 and "jb-halo: error:" in loop.stderr
     assert loop.stdout.splitlines()[-1].startswith("# launch: 1 of 3 failed with exit status ")
@@ -138,6 +140,8 @@ def test_each_variable_is_the_median_of_its_launches_and_every_launch_is_kept(tm
     assert sorted(p.name for p in outputdir.glob("launch-*")) == ["launch-1", "launch-2", "launch-3"]
     job_out = (outputdir / "rfm_job.out").read_text()
     assert re.findall(r"^# launch: (\d) of 3, try 1 of 1$", job_out, re.M) == ["1", "2", "3"]
+    assert [json.loads(next((outputdir / f"launch-{i}").glob("*.json")).read_text())["config"]["rank_order"]
+            for i in (1, 2, 3)] == [1, 2, 3]
     (row,) = perflog_rows(tmp_path)
     assert row["launches"] == "3" and len(row["load_before"].split("; ")) == 3
     # the report reads one document per launch

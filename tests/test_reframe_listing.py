@@ -37,7 +37,7 @@ def test_the_study_s_torus_of_three_tasks_a_dimension_one_a_node_is_a_case(tmp_p
     assert proc.returncode == 0, proc.stdout[-3000:]
     (script,) = [p for p in (tmp_path / "out" / "stage" / "c1a").rglob("rfm_job.sh") if "TorusCheck" in str(p)]
     line = script.read_text().splitlines()[-1]
-    assert line.startswith("sh launches.sh 1 3 MP_PROCS=27 MP_NODES=27 MP_TASKS_PER_NODE=1 poe ") and " --ndims 3 " in line, line
+    assert line.startswith("sh launches.sh 1 3 1 MP_PROCS=27 MP_NODES=27 MP_TASKS_PER_NODE=1 poe ") and " --ndims 3 " in line, line
 
 
 @pytest.mark.reframe
@@ -50,7 +50,7 @@ def test_the_study_s_p6_run_is_a_case_of_c1a(tmp_path):
                            "--dry-run"], cwd=REPO, env=env, capture_output=True, text=True, timeout=600)
     assert proc.returncode == 0, proc.stdout[-3000:]
     (script,) = (tmp_path / "out" / "stage" / "c1a").rglob("rfm_job.sh")
-    assert script.read_text().splitlines()[-1].startswith("sh launches.sh 1 3 MP_PROCS=1920 MP_NODES=120 MP_TASKS_PER_NODE=16 poe ")
+    assert script.read_text().splitlines()[-1].startswith("sh launches.sh 1 3 1 MP_PROCS=1920 MP_NODES=120 MP_TASKS_PER_NODE=16 poe ")
 
 
 @pytest.mark.reframe

@@ -560,7 +560,7 @@ class JitterbenchCheck(MpiCheck):
     @run_before("run", always_last=True)
     def launch_several_times(self):
         """The job runs the benchmark through the launch loop, by the launcher's own modifier
-        (`sh launches.sh L TRIES srun ... jb-halo ...`), each launch in its own folder: the
+        (`sh launches.sh L TRIES FIRST srun ... jb-halo ...`), each launch in its own folder: the
         folders are kept whole (their JSON documents, stdout and stderr)."""
         if not self.launch_loop:
             return
@@ -573,7 +573,9 @@ class JitterbenchCheck(MpiCheck):
         if not self.reads_the_load():
             self.launch_tries = 1
         self.job.launcher.modifier = "sh"
-        self.job.launcher.modifier_options = ["launches.sh", str(self.launches), str(self.launch_tries)]
+        # each launch of each round its own rotation of the ranks' roles (launches.sh)
+        first = getattr(self, references.ROUND, 0) * self.launches + 1
+        self.job.launcher.modifier_options = ["launches.sh", str(self.launches), str(self.launch_tries), str(first)]
         self.keep_files = ["launches.sh", "launch-[0-9]*"]
 
     @run_after("setup")

@@ -1,7 +1,7 @@
 #!/bin/sh
 # The launches of one test case (jitterbench/harness/checks.py, JitterbenchCheck.launch_several_times):
 #
-#   sh launches.sh LAUNCHES TRIES LAUNCHER [OPTIONS...] PROGRAM [OPTIONS...]
+#   sh launches.sh LAUNCHES TRIES FIRST LAUNCHER [OPTIONS...] PROGRAM [OPTIONS...]
 #
 # Launch-to-launch variation dominates call-to-call variation (docs/references.md, "Launches"), so
 # a case launches its benchmark LAUNCHES times, each a launcher call of its own, in a folder of its
@@ -11,9 +11,12 @@
 # stage folder as disturbed-<i>-try-<t>/ (not among the case's kept files: it is no launch of it).  Each launch kept is copied to this script's stdout (and stderr) after the
 # line '# launch: I of LAUNCHES, try T of TRIES', so the job's output holds one block per launch,
 # which the check reads.  The first launch that fails ends the script with its exit status.
+# Launch I runs PROGRAM with --rank-order FIRST+I-1 added: the ranks' roles rotated over the same
+# placement (src/core/run.c), so a task that holds the maximum for its role in one launch does not
+# in the next, and only a slot slow in most launches is named (jitterbench.report_figures).
 set -u
-launches=$1 tries=$2
-shift 2
+launches=$1 tries=$2 first=$3
+shift 3
 i=1
 while [ "$i" -le "$launches" ]; do
     t=1
@@ -21,7 +24,7 @@ while [ "$i" -le "$launches" ]; do
         dir=launch-$i
         mkdir "$dir" || exit 1
         # env: a launcher line may begin with NAME=VALUE words (poe's MP_PROCS=8 ... poe)
-        (cd "$dir" && exec env "$@" >stdout 2>stderr)
+        (cd "$dir" && exec env "$@" --rank-order $((first + i - 1)) >stdout 2>stderr)
         status=$?
         [ "$status" -eq 0 ] && [ "$t" -lt "$tries" ] && grep -q '^# load:.*_disturbed=1' "$dir/stdout" || break
         mv "$dir" "disturbed-$i-try-$t" || exit 1

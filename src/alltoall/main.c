@@ -137,7 +137,7 @@ int main(int argc, char **argv)
     jb_calls_memory_variants(&m, ctx.opt.calls, variants_most);
     jb_memory_check(&ctx, &m);
 
-    alltoall_run a = {.comm = MPI_COMM_WORLD, .noise = &noise};
+    alltoall_run a = {.comm = ctx.world, .noise = &noise};
     a.send = jb_alloc(&ctx, (size_t)ctx.size * max_size + 1, 1, "--size");
     a.recv = jb_alloc(&ctx, (size_t)ctx.size * max_size + 1, 1, "--size");
     alltoall_times times = {.handshake = idle == IDLE_HANDSHAKE};
@@ -183,7 +183,7 @@ int main(int argc, char **argv)
     /* the first P tasks exchange; the others take part in each call's barrier only */
     MPI_Comm *comms = jb_alloc(&ctx, (size_t)nprocs, sizeof *comms, "--procs");
     for (int k = 0; k < nprocs; k++)
-        MPI_Comm_split(MPI_COMM_WORLD, ctx.rank < procs[k] ? 0 : MPI_UNDEFINED, ctx.rank, &comms[k]);
+        MPI_Comm_split(ctx.world, ctx.rank < procs[k] ? 0 : MPI_UNDEFINED, ctx.rank, &comms[k]);
 
     jb_schedule sch;
     jb_calls_schedule(&ctx, &sch, variants, ctx.opt.calls);
@@ -205,7 +205,7 @@ int main(int argc, char **argv)
                 fill(&a);
             if (call == 0)
                 injected_before = a.injected; /* the timed calls' */
-            double t0 = jb_call_start(&ctx, s, MPI_COMM_WORLD, call);
+            double t0 = jb_call_start(&ctx, s, ctx.world, call);
             if (!member)
                 continue;
             if (method == METHOD_PAIRWISE)
@@ -256,11 +256,11 @@ int main(int argc, char **argv)
         long all_unknown = 0, all_injected = 0;
         int timed_rounds = member && method == METHOD_PAIRWISE && idle != IDLE_NONE;
         jb_fail_if_any(&ctx, w->bad != 0, "--validate: method %s received wrong payload bytes", method_names[method]);
-        jb_calls_reduce(&st[v], MPI_COMM_WORLD);
-        MPI_Reduce(w->exchanges.count, all_exchanges.count, JB_HIST_NBINS, MPI_UINT64_T, MPI_SUM, 0, MPI_COMM_WORLD);
-        MPI_Reduce(w->idles.count, all_idles.count, JB_HIST_NBINS, MPI_UINT64_T, MPI_SUM, 0, MPI_COMM_WORLD);
-        MPI_Reduce(&w->unknown, &all_unknown, 1, MPI_LONG, MPI_SUM, 0, MPI_COMM_WORLD);
-        MPI_Reduce(&w->injected, &all_injected, 1, MPI_LONG, MPI_SUM, 0, MPI_COMM_WORLD);
+        jb_calls_reduce(&st[v], ctx.world);
+        MPI_Reduce(w->exchanges.count, all_exchanges.count, JB_HIST_NBINS, MPI_UINT64_T, MPI_SUM, 0, ctx.world);
+        MPI_Reduce(w->idles.count, all_idles.count, JB_HIST_NBINS, MPI_UINT64_T, MPI_SUM, 0, ctx.world);
+        MPI_Reduce(&w->unknown, &all_unknown, 1, MPI_LONG, MPI_SUM, 0, ctx.world);
+        MPI_Reduce(&w->injected, &all_injected, 1, MPI_LONG, MPI_SUM, 0, ctx.world);
         if (!member)
             continue;
         long kept_min = w->kept; /* the same number from every exchanging task */

@@ -82,15 +82,16 @@ static int canary_node(long node, long nodes, long canary_nodes) { return (node 
 /* The congestors' endless loop for one congested phase: a turn to warm up, release the canaries
  * (start), then turns until the canaries say they are done; the members of a group agree after
  * each turn, since their collectives need them all. */
-static long congest(const cg_options *o, int kind, MPI_Comm group, char *send, char *recv, MPI_Request *req)
+static long congest(const cg_options *o, int kind, MPI_Comm world, MPI_Comm group, char *send, char *recv,
+                    MPI_Request *req)
 {
     MPI_Request start, done;
     long turns = 0;
     int finished = 0, all_finished = 0;
     congestor_turn(kind, group, send, recv, o->congestor_size, req);
-    MPI_Ibarrier(MPI_COMM_WORLD, &start);
+    MPI_Ibarrier(world, &start);
     MPI_Wait(&start, MPI_STATUS_IGNORE);
-    MPI_Ibarrier(MPI_COMM_WORLD, &done);
+    MPI_Ibarrier(world, &done);
     while (!all_finished) {
         congestor_turn(kind, group, send, recv, o->congestor_size, req);
         turns++;
@@ -127,7 +128,7 @@ int main(int argc, char **argv)
                 nodes, o.ncongestor_kinds ? " and the congestors 1 more" : "");
     int canary = canary_node(ctx.nodes.node, nodes, canary_nodes);
     MPI_Comm canaries, congestors = MPI_COMM_NULL, group = MPI_COMM_NULL;
-    MPI_Comm_split(MPI_COMM_WORLD, canary ? 0 : 1, ctx.rank, &canaries);
+    MPI_Comm_split(ctx.world, canary ? 0 : 1, ctx.rank, &canaries);
     int me, ncanary;
     MPI_Comm_rank(canaries, &me);
     MPI_Comm_size(canaries, &ncanary);
@@ -204,27 +205,27 @@ int main(int argc, char **argv)
         for (int turn = 0; turn < NPHASES; turn++) {
             int phase = (int)((turn + r) % NPHASES); /* round 0 isolated first, round 1 congested first, ... */
             jb_watch("round %ld of %ld, %s,", r + 1, rounds, phase_names[phase]);
-            jb_sync_clocks(&ctx.clock);
+            jb_sync_clocks(&ctx.clock, ctx.world);
             double t0 = MPI_Wtime();
             if (!canary) {
                 if (phase == CONGESTED && kind >= 0)
-                    turns += congest(&o, kind, group, cg_send, cg_recv, cg_req);
+                    turns += congest(&o, kind, ctx.world, group, cg_send, cg_recv, cg_req);
                 else if (phase == CONGESTED) { /* no congestor: the canaries' protocol, idle */
                     MPI_Request start, done;
-                    MPI_Ibarrier(MPI_COMM_WORLD, &start);
+                    MPI_Ibarrier(ctx.world, &start);
                     MPI_Wait(&start, MPI_STATUS_IGNORE);
-                    MPI_Ibarrier(MPI_COMM_WORLD, &done);
+                    MPI_Ibarrier(ctx.world, &done);
                     MPI_Wait(&done, MPI_STATUS_IGNORE);
                 }
                 if (phase == CONGESTED)
                     congested_s += MPI_Wtime() - t0;
                 else
-                    MPI_Barrier(MPI_COMM_WORLD);
+                    MPI_Barrier(ctx.world);
                 continue;
             }
             MPI_Request start, done;
             if (phase == CONGESTED) {
-                MPI_Ibarrier(MPI_COMM_WORLD, &start);
+                MPI_Ibarrier(ctx.world, &start);
                 MPI_Wait(&start, MPI_STATUS_IGNORE);
             }
             for (int k = 0; k < NCANARIES; k++) {
@@ -253,10 +254,10 @@ int main(int argc, char **argv)
                 }
             }
             if (phase == CONGESTED) {
-                MPI_Ibarrier(MPI_COMM_WORLD, &done);
+                MPI_Ibarrier(ctx.world, &done);
                 MPI_Wait(&done, MPI_STATUS_IGNORE);
             } else {
-                MPI_Barrier(MPI_COMM_WORLD);
+                MPI_Barrier(ctx.world);
             }
         }
     }
@@ -267,11 +268,11 @@ int main(int argc, char **argv)
         load[2 * kind] = (double)turns;
         load[2 * kind + 1] = congested_s;
     }
-    MPI_Reduce(load, all_load, 2 * NCONGESTORS, MPI_DOUBLE, MPI_SUM, 0, MPI_COMM_WORLD);
+    MPI_Reduce(load, all_load, 2 * NCONGESTORS, MPI_DOUBLE, MPI_SUM, 0, ctx.world);
     long tasks_of[NCONGESTORS] = {0}, all_tasks_of[NCONGESTORS];
     if (!canary && kind >= 0)
         tasks_of[kind] = 1;
-    MPI_Reduce(tasks_of, all_tasks_of, NCONGESTORS, MPI_LONG, MPI_SUM, 0, MPI_COMM_WORLD);
+    MPI_Reduce(tasks_of, all_tasks_of, NCONGESTORS, MPI_LONG, MPI_SUM, 0, ctx.world);
     if (ctx.rank == 0) {
         jb_json_array(cfg, "congestors");
         for (int k = 0; k < NCONGESTORS; k++) {

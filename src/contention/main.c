@@ -118,9 +118,9 @@ static void coordinates_from_file(jb_ctx *ctx, const char *path, layout *L, int 
     if (c)
         memcpy(mine, c, sizeof *mine * (size_t)file.shape.ndims);
     int missing = leader && !c ? ctx->rank : ctx->size, first_missing;
-    MPI_Allreduce(&missing, &first_missing, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
+    MPI_Allreduce(&missing, &first_missing, 1, MPI_INT, MPI_MIN, ctx->world);
     if (first_missing < ctx->size) {
-        MPI_Bcast(host, MPI_MAX_PROCESSOR_NAME, MPI_CHAR, first_missing, MPI_COMM_WORLD);
+        MPI_Bcast(host, MPI_MAX_PROCESSOR_NAME, MPI_CHAR, first_missing, ctx->world);
         jb_fail(ctx, "--topology %s: host '%s' of this job is not in the file", path, host);
     }
     topo_file_free(&file);
@@ -157,7 +157,7 @@ static void make_layout(jb_ctx *ctx, const ct_options *o, layout *L)
         entry[TOPO_MAXDIMS + 1];
     entry[0] = leader;
     memcpy(entry + 1, mine, sizeof *mine * (size_t)nd);
-    MPI_Allgather(entry, nd + 1, MPI_INT, all, nd + 1, MPI_INT, MPI_COMM_WORLD);
+    MPI_Allgather(entry, nd + 1, MPI_INT, all, nd + 1, MPI_INT, ctx->world);
     long size = topo_size(&L->shape);
     L->occupant = jb_alloc(ctx, (size_t)size, sizeof *L->occupant, "the topology's nodes");
     for (long i = 0; i < size; i++)
@@ -289,7 +289,7 @@ static void run_calls(jb_ctx *ctx, const layout *L, int pattern, size_t size, ru
         }
         long partner = me >= 0 ? s->pr.partner[me] : -1;
         /* every pair of the call starts together */
-        double t0 = jb_call_start(ctx, &s->st, MPI_COMM_WORLD, c);
+        double t0 = jb_call_start(ctx, &s->st, ctx->world, c);
         if (partner < 0)
             continue;
         s->pp.partner = L->rank_of[partner];
@@ -302,7 +302,7 @@ static void run_calls(jb_ctx *ctx, const layout *L, int pattern, size_t size, ru
             for (size_t i = 0; i < size; i++)
                 s->bad_bytes += (unsigned char)s->pp.recv[0][i] != payload(partner, i);
     }
-    jb_calls_reduce(&s->st, MPI_COMM_WORLD);
+    jb_calls_reduce(&s->st, ctx->world);
 }
 
 static int by_long(const void *a, const void *b)
@@ -444,7 +444,7 @@ int main(int argc, char **argv)
     jb_calls_memory(&m, ctx.opt.calls);
     jb_memory_add(&m, "the participants (pairings)", (size_t)L.participants, 4 * sizeof(long));
     jb_memory_check(&ctx, &m);
-    run_state s = {.pp = {.comm = MPI_COMM_WORLD, .n = 1}};
+    run_state s = {.pp = {.comm = ctx.world, .n = 1}};
     char *send = jb_alloc(&ctx, max_bytes + 1, 1, "--size"), *recv = jb_alloc(&ctx, max_bytes + 1, 1, "--size");
     MPI_Request req;
     s.pp.send = &send;

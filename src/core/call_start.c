@@ -22,12 +22,12 @@ void jb_calls_begin(jb_ctx *ctx, jb_calls *s, const char *fmt, ...)
     va_end(ap);
     jb_watch("%s", where);
     jb_calls_clear(s);
-    jb_sync_clocks(&ctx->clock);
+    jb_sync_clocks(&ctx->clock, ctx->world);
     s->error_bound = ctx->clock.error_bound;
     if (ctx->opt.sync == JB_SYNC_WINDOW) {
         /* the first window opens once every rank has surely heard of it */
         double first = jb_global_time(&ctx->clock) + 1e-3 + 4 * ctx->opt.window_us * 1e-6;
-        MPI_Bcast(&first, 1, MPI_DOUBLE, 0, MPI_COMM_WORLD);
+        MPI_Bcast(&first, 1, MPI_DOUBLE, 0, ctx->world);
         s->first_window = first;
     }
 }
@@ -55,14 +55,14 @@ void jb_calls_share(jb_ctx *ctx, jb_calls *s, const jb_schedule *sch, const char
     /* the clocks drift apart slowly: synchronised again at each round's first turn
      * (given: before each variant, as before there were rounds) */
     if (sch->round_start || !sch->shuffled)
-        jb_sync_clocks(&ctx->clock);
+        jb_sync_clocks(&ctx->clock, ctx->world);
     if (ctx->clock.error_bound > s->error_bound)
         s->error_bound = ctx->clock.error_bound; /* the worst of the variant's shares */
     if (ctx->opt.sync == JB_SYNC_WINDOW) {
         /* the share's first call, first - warm, gets the window that opens once every
          * rank has surely heard of it; the windows of its later calls follow */
         double first = jb_global_time(&ctx->clock) + 1e-3 + 4 * ctx->opt.window_us * 1e-6;
-        MPI_Bcast(&first, 1, MPI_DOUBLE, 0, MPI_COMM_WORLD);
+        MPI_Bcast(&first, 1, MPI_DOUBLE, 0, ctx->world);
         s->first_window = first - (double)(sch->first - sch->warm + ctx->opt.warmup) * ctx->opt.window_us * 1e-6;
     }
 }

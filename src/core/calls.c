@@ -27,7 +27,8 @@ void jb_calls_init(jb_ctx *ctx, jb_calls *s, long calls)
     s->start_min = jb_alloc(ctx, (size_t)calls, sizeof *s->start_min, "--calls");
     s->mine_at = jb_alloc(ctx, (size_t)calls, sizeof *s->mine_at, "--calls");
     s->entered = jb_alloc(ctx, (size_t)calls, sizeof *s->entered, "--calls");
-    s->node = ctx->nodes.node;
+    s->node = ctx->nodes.listed;
+    s->world_rank = ctx->world_rank;
     s->nnodes = ctx->nodes.nnodes;
     s->resolution_us = ctx->timer.resolution * 1e6;
     jb_holders *both[2] = {&s->slowest, &s->latest};
@@ -38,7 +39,10 @@ void jb_calls_init(jb_ctx *ctx, jb_calls *s, long calls)
     }
     s->node_tasks = jb_alloc(ctx, (size_t)s->nnodes, sizeof *s->node_tasks, "the nodes");
     if (ctx->rank == 0) /* the root of every comm a benchmark reduces over */
+    {
         s->task_node = jb_alloc(ctx, (size_t)ctx->size, sizeof *s->task_node, "the tasks");
+        s->task_world = jb_alloc(ctx, (size_t)ctx->size, sizeof *s->task_world, "the tasks");
+    }
 }
 
 /* What jb_calls holds per task: for jb_memory_add before anything is allocated. */
@@ -87,6 +91,7 @@ void jb_calls_free(jb_calls *s)
     free(s->latest.decided);
     free(s->latest.node_calls);
     free(s->task_node);
+    free(s->task_world);
     free(s->node_tasks);
     memset(s, 0, sizeof *s);
 }
@@ -182,6 +187,7 @@ void jb_calls_reduce(jb_calls *s, MPI_Comm comm)
         MPI_Abort(MPI_COMM_WORLD, 4);
     }
     MPI_Gather(&my_node, 1, MPI_INT, s->task_node, 1, MPI_INT, 0, comm);
+    MPI_Gather(&s->world_rank, 1, MPI_INT, s->task_world, 1, MPI_INT, 0, comm);
     s->tasks = n ? (int)(all_recorded / n) : 0;
     if (me == 0) {
         memset(s->node_tasks, 0, (size_t)s->nnodes * sizeof *s->node_tasks);
@@ -342,14 +348,17 @@ static void report_holders(jb_ctx *ctx, const jb_calls *s, const jb_holders *h, 
     jb_json_array(j, "tasks");
     for (long k = 0; k < tasks_named && k < SLOWEST_TASKS_LISTED; k++) {
         long t = (long)order[k];
-        slowest_entry(j, NULL, "task", holder[t], s->task_node[holder[t]], held[t], counted, s->calls, fair, p[t]);
+        /* a task is named by its slot, its world rank, whatever --rank-order made it play */
+        slowest_entry(j, NULL, "task", s->task_world[holder[t]], s->task_node[holder[t]], held[t], counted, s->calls,
+                      fair, p[t]);
         if (k < 4 && len < sizeof line)
             len += (size_t)snprintf(line + len, sizeof line - len, "%s task %d (%.0f %%, fair %.2g %%)",
-                                    k ? "," : (nodes_named ? "; tasks:" : " tasks:"), holder[t],
+                                    k ? "," : (nodes_named ? "; tasks:" : " tasks:"), s->task_world[holder[t]],
                                     100.0 * (double)held[t] / (double)counted, 100 * fair);
     }
     jb_json_end(j);
-    slowest_entry(j, "commonest_task", "task", holder[top], s->task_node[holder[top]], held[top], counted, s->calls, fair, p[top]);
+    slowest_entry(j, "commonest_task", "task", s->task_world[holder[top]], s->task_node[holder[top]], held[top], counted,
+                  s->calls, fair, p[top]);
     jb_json_end(j);
     if (nodes_named + tasks_named == 0)
         printf("# %s: in %ld of %ld calls one task %s; none did more often than its share (binomial, Holm, "
@@ -444,7 +453,9 @@ void jb_calls_describe(jb_json *j)
                               "(node_tasks); the nodes and tasks that held it more often than their share of the tasks, "
                               "by a one-sided binomial test Holm-corrected over the job's nodes and over its tasks at "
                               "family-wise false-alarm rate 'rate' (nodes, tasks: by p, at most 64 tasks listed of "
-                              "tasks_named); and the task that held it most often (commonest_task), named or not");
+                              "tasks_named); and the task that held it most often (commonest_task), named or not; a "
+                              "task is named by its rank in MPI_COMM_WORLD and a node by its place in node_list, "
+                              "whatever role --rank-order gave them");
     jb_json_str(j, "latest", "the same of the task whose call spent longest before its communication (an injected "
                              "wait, a computation), each on its own clock from its own start: the late sender whom "
                              "the others waited for; a call is decided where that exceeds the others' mean by more "

@@ -54,28 +54,28 @@ static void answer_offset(int child, MPI_Comm comm, double offset)
     }
 }
 
-void jb_sync_clocks(jb_clock *k)
+void jb_sync_clocks(jb_clock *k, MPI_Comm comm)
 {
     int rank, size, top = 1;
-    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
-    MPI_Comm_size(MPI_COMM_WORLD, &size);
+    MPI_Comm_rank(comm, &rank);
+    MPI_Comm_size(comm, &size);
     while (top < size)
         top *= 2;
     double bound = 0, offset = 0;
     /* top-down: a parent's offset is known before it serves a child */
     for (int stride = top / 2; stride >= 1; stride /= 2) {
         if (rank % (2 * stride) == 0 && rank + stride < size) {
-            answer_offset(rank + stride, MPI_COMM_WORLD, offset);
-            MPI_Send(&bound, 1, MPI_DOUBLE, rank + stride, TAG_SYNC + 1, MPI_COMM_WORLD);
+            answer_offset(rank + stride, comm, offset);
+            MPI_Send(&bound, 1, MPI_DOUBLE, rank + stride, TAG_SYNC + 1, comm);
         } else if (rank % (2 * stride) == stride) {
             double parent_bound;
-            measure_offset(rank - stride, MPI_COMM_WORLD, &offset, &bound);
-            MPI_Recv(&parent_bound, 1, MPI_DOUBLE, rank - stride, TAG_SYNC + 1, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+            measure_offset(rank - stride, comm, &offset, &bound);
+            MPI_Recv(&parent_bound, 1, MPI_DOUBLE, rank - stride, TAG_SYNC + 1, comm, MPI_STATUS_IGNORE);
             bound += parent_bound;
         }
     }
     k->offset = offset;
-    MPI_Allreduce(&bound, &k->error_bound, 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
+    MPI_Allreduce(&bound, &k->error_bound, 1, MPI_DOUBLE, MPI_MAX, comm);
 }
 
 double jb_global_time(const jb_clock *k) { return MPI_Wtime() + k->offset; }

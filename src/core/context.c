@@ -34,7 +34,7 @@ void jb_fail_if_any(jb_ctx *ctx, int local_bad, const char *fmt, ...)
 {
     int bad_ranks = 0;
     local_bad = local_bad != 0;
-    MPI_Allreduce(&local_bad, &bad_ranks, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
+    MPI_Allreduce(&local_bad, &bad_ranks, 1, MPI_INT, MPI_SUM, ctx->world);
     if (!bad_ranks)
         return;
     char msg[900];

@@ -15,7 +15,7 @@
 /* Rank 0 decides, every rank learns the reason (empty: fine) and fails alike. */
 static void fail_if_reason(jb_ctx *ctx, char *reason, size_t len)
 {
-    MPI_Bcast(reason, (int)len, MPI_CHAR, 0, MPI_COMM_WORLD);
+    MPI_Bcast(reason, (int)len, MPI_CHAR, 0, ctx->world);
     if (reason[0])
         jb_fail(ctx, "%s", reason);
 }
@@ -125,13 +125,13 @@ char *jb_read_input(jb_ctx *ctx, const char *optname, const char *path, size_t m
     if (ctx->rank == 0)
         text = read_regular_file(optname, path, max_bytes, &len, reason, sizeof reason);
     fail_if_reason(ctx, reason, sizeof reason);
-    MPI_Bcast(&len, 1, MPI_UINT64_T, 0, MPI_COMM_WORLD);
+    MPI_Bcast(&len, 1, MPI_UINT64_T, 0, ctx->world);
     if (ctx->rank != 0)
         text = jb_alloc(ctx, (size_t)len + 1, 1, optname);
     /* MPI counts are int: a chunk at a time */
     enum { CHUNK = 1 << 30 };
     for (uint64_t at = 0; at < len; at += CHUNK)
-        MPI_Bcast(text + at, (int)(len - at < CHUNK ? len - at : CHUNK), MPI_CHAR, 0, MPI_COMM_WORLD);
+        MPI_Bcast(text + at, (int)(len - at < CHUNK ? len - at : CHUNK), MPI_CHAR, 0, ctx->world);
     text[len] = '\0';
     return text;
 }

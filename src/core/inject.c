@@ -55,7 +55,7 @@ void jb_noise_start(jb_ctx *ctx, jb_noise *n)
         jb_json_array(&ctx->config, "inject_tasks");
         for (int k = 0; k < n->ntasks; k++) {
             jb_json_int(&ctx->config, NULL, n->tasks[k]);
-            chosen |= n->tasks[k] == ctx->rank;
+            chosen |= n->tasks[k] == ctx->world_rank; /* the slot, wherever --rank-order moves the role */
         }
         jb_json_end(&ctx->config);
         if (!chosen)

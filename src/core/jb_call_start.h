@@ -12,7 +12,7 @@
 #include "jb_schedule.h"
 
 /* Before each result: clears s, names the variant for the watchdog (printf-like),
- * synchronises the clocks again.  Collective over MPI_COMM_WORLD. */
+ * synchronises the clocks again.  Collective over ctx->world. */
 void jb_calls_begin(jb_ctx *ctx, jb_calls *s, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 /* ---- variants in the order of a schedule (jb_schedule.h) -----------------
  * A benchmark keeps one jb_calls per variant and runs:
@@ -27,7 +27,7 @@ void jb_calls_begin(jb_ctx *ctx, jb_calls *s, const char *fmt, ...) __attribute_
 void jb_calls_schedule(jb_ctx *ctx, jb_schedule *sch, int variants, long calls);
 /* Before each share: clears s at the variant's first, names the share for the
  * watchdog, synchronises the clocks again at a round's first turn and, with --sync window, opens the
- * share's windows from now.  Collective over MPI_COMM_WORLD. */
+ * share's windows from now.  Collective over ctx->world. */
 void jb_calls_share(jb_ctx *ctx, jb_calls *s, const jb_schedule *sch, const char *fmt, ...)
     __attribute__((format(printf, 4, 5)));
 /* A stopping rule (ReproMPI's and IMB -time's idea, order statistics here): after a share,

@@ -62,8 +62,10 @@ typedef struct {
     double *entered;         /* per call: this task's wait before its communication, from its start (us) */
     double resolution_us;    /* the timer's: what decides the latest */
     int timed_entries;       /* the benchmark called jb_call_entered */
-    int node, nnodes;        /* this task's node (jb_nodes); the job's nodes */
+    int node, nnodes;        /* this task's node as the node list names it (jb_nodes.listed); the job's nodes */
+    int world_rank;          /* this task's slot (jb_ctx.world_rank): what a holder is named by */
     int *task_node;          /* rank 0 after reduce: each task's node, -1 for a task that recorded nothing */
+    int *task_world;         /* rank 0 after reduce: each task's world rank */
     int *node_tasks;         /* rank 0 after reduce: the node's tasks that recorded */
     int stopping;            /* a stopping rule was applied (jb_calls_settled) */
 } jb_calls;

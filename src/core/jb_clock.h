@@ -16,9 +16,9 @@ typedef struct {
     double error_bound;  /* the largest error of any rank's offset, s */
 } jb_clock;
 
-/* Measures every rank's clock offset to rank 0's into k (collective over
- * MPI_COMM_WORLD). */
-void jb_sync_clocks(jb_clock *k);
+/* Measures every rank's clock offset to comm's rank 0's into k (collective over comm: the
+ * job's ctx->world). */
+void jb_sync_clocks(jb_clock *k, MPI_Comm comm);
 /* Now on rank 0's clock, s. */
 double jb_global_time(const jb_clock *k);
 

@@ -23,20 +23,25 @@ typedef struct {
     double window_us;
     long rounds;         /* --rounds: the shuffled order's rounds */
     int order_given;     /* --order given: the variants one after another */
+    long rank_order;     /* --rank-order: the ranks' roles rotated by N over the placement (0: as launched) */
 } jb_common;
 
 /* Where this rank lives: real nodes from MPI_Comm_split_type, or virtual
  * nodes of K consecutive ranks when --tasks-per-node K is given. */
 typedef struct {
     int nnodes;          /* nodes in the job */
-    int node;            /* this rank's node, 0..nnodes-1 */
-    int local_rank;      /* rank within the node */
+    int node;            /* this rank's node, 0..nnodes-1, in the order ctx->world gives them */
+    int local_rank;      /* rank within the node, in that order */
+    int listed;          /* the node's index in the node list (MPI_COMM_WORLD's order): what a
+                          * node is named by, whatever --rank-order made it play */
     int tasks_per_node;  /* equal on every node, or 0 when nodes differ */
     int min_tpn, max_tpn;
     int virtual_nodes;   /* 1 when forced by --tasks-per-node */
     int real_nnodes;     /* nodes as the MPI sees them */
     int real_local_size; /* ranks on this rank's real node */
-    MPI_Comm leaders;    /* the first rank of each real node, or MPI_COMM_NULL */
+    MPI_Comm leaders;    /* one rank of each real node (its lowest in ctx->world), in the node
+                          * list's order; MPI_COMM_NULL on the others */
+    int writer;          /* the leaders' rank of ctx->rank 0: the root of what they gather */
 } jb_nodes;
 
 typedef struct {
@@ -64,7 +69,11 @@ typedef struct {
 typedef struct {
     const char *name;     /* benchmark name, e.g. "halo" */
     const char *usage;    /* benchmark-specific part of --help */
+    /* The job's ranks in the order the benchmark gives them roles: MPI_COMM_WORLD as launched,
+     * or rotated over the placement by --rank-order (jb_options_done); rank is this task's rank in it. */
+    MPI_Comm world;
     int rank, size;
+    int world_rank;       /* this task's rank in MPI_COMM_WORLD: the launcher's slot, what a task is named by */
     int argc;
     char **argv;
     jb_common opt;

@@ -15,7 +15,7 @@ void jb_busy_wait(double seconds);
 typedef struct {
     double p, us, sd;
     int sleeps; /* --inject-by sleep: the task sleeps instead, giving its core to the node's others */
-    long *tasks; /* --inject-tasks: only these ranks wait (NULL: every rank) */
+    long *tasks; /* --inject-tasks: only these world ranks wait (NULL: every rank) */
     int ntasks;
     jb_rng rng;
 } jb_noise;
@@ -33,7 +33,8 @@ void jb_noise_parse_tasks(jb_ctx *ctx, const char *text, jb_noise *n);
     "                        variate of mean US and standard deviation SD) (calibrated noise)\n" \
     "  --inject-by HOW       spin (busy-wait: the core stays busy, as a daemon's would) or sleep\n" \
     "                        (where tasks outnumber cores: the others run meanwhile) [spin]\n" \
-    "  --inject-tasks LIST   only these ranks wait (e.g. 3 or 0,5) [every rank]\n"
+    "  --inject-tasks LIST   only these ranks of MPI_COMM_WORLD wait, whatever --rank-order\n" \
+    "                        makes them play (e.g. 3 or 0,5) [every rank]\n"
 /* Seeds this task's stream (--seed, rank), records p, us and the tasks in the config, and
  * turns the noise off on a task --inject-tasks leaves out.  Frees the task list. */
 void jb_noise_start(jb_ctx *ctx, jb_noise *n);

@@ -10,7 +10,7 @@
 #include "jb_context.h"
 #include "jb_json.h"
 
-/* Collective over MPI_COMM_WORLD.  at_end 0: the start (after the placement);
+/* Collective over ctx->world.  at_end 0: the start (after the placement);
  * 1: the end, which also prints the line "# load: before_...=... after_...=..." on
  * rank 0. */
 void jb_load_sample(jb_ctx *ctx, int at_end);

@@ -23,6 +23,7 @@ enum jb_common_code {
     JB_OPT_WINDOW,
     JB_OPT_ROUNDS,
     JB_OPT_ORDER,
+    JB_OPT_RANK_ORDER,
 };
 
 #define JB_COMMON_LONGOPTS                                           \
@@ -37,6 +38,7 @@ enum jb_common_code {
     {"window", required_argument, NULL, JB_OPT_WINDOW},              \
     {"rounds", required_argument, NULL, JB_OPT_ROUNDS},              \
     {"order", required_argument, NULL, JB_OPT_ORDER},                \
+    {"rank-order", required_argument, NULL, JB_OPT_RANK_ORDER},      \
     {"help", no_argument, NULL, 'h'},                                \
     {"version", no_argument, NULL, JB_OPT_VERSION},                  \
     {NULL, 0, NULL, 0}
@@ -58,6 +60,9 @@ enum jb_common_code {
     "                        --seed, each running its share of the calls; given: each\n"  \
     "                        variant's calls in a row, in the order listed [shuffled]\n"   \
     "  --rounds R            rounds of the shuffled order, at most --calls [10]\n"         \
+    "  --rank-order N        the ranks' roles rotated by N over the same placement: the nodes,\n" \
+    "                        and each node's ranks among themselves; launches of N = 1, 2, ...\n" \
+    "                        put each role on each slot in turn [0: as launched]\n" \
     "  --version, --help\n"
 
 /* The common options' defaults, calls and warmup the benchmark's, and --timeout's from

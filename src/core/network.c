@@ -122,8 +122,9 @@ void jb_network(jb_ctx *ctx, jb_json *j)
     describe_node(mine.devices);
     MPI_Comm_rank(leaders, &lrank);
     MPI_Comm_size(leaders, &lsize);
-    node_network *all = lrank == 0 ? jb_alloc(ctx, (size_t)lsize, sizeof *all, "the nodes' network devices") : NULL;
-    MPI_Gather(&mine, (int)sizeof mine, MPI_BYTE, all, (int)sizeof mine, MPI_BYTE, 0, leaders);
+    int writer = ctx->nodes.writer; /* rank 0 is a leader */
+    node_network *all = lrank == writer ? jb_alloc(ctx, (size_t)lsize, sizeof *all, "the nodes' network devices") : NULL;
+    MPI_Gather(&mine, (int)sizeof mine, MPI_BYTE, all, (int)sizeof mine, MPI_BYTE, writer, leaders);
     if (ctx->rank != 0)
         return;
     /* nodes that report the same devices form one group, in node order: one line

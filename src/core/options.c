@@ -72,6 +72,9 @@ int jb_common_option(jb_ctx *ctx, int c, const char *arg)
             jb_fail(ctx, "--order: '%s' is not shuffled or given", arg);
         o->order_given = v == 1;
         return 1;
+    case JB_OPT_RANK_ORDER:
+        jb_option(ctx, "--rank-order", jb_parse_long(arg, 0, 0x7fffffffL, &o->rank_order, err), err);
+        return 1;
     case 'h': print_help(ctx);
     case JB_OPT_VERSION:
         if (ctx->rank == 0)

@@ -55,9 +55,10 @@ static void node_list_json(jb_ctx *ctx, jb_json *j)
     MPI_Get_processor_name(name, &len);
     MPI_Comm_rank(leaders, &lrank);
     MPI_Comm_size(leaders, &lsize);
-    char *all = lrank == 0 ? jb_alloc(ctx, (size_t)lsize, MPI_MAX_PROCESSOR_NAME, "the node list") : NULL;
-    MPI_Gather(name, MPI_MAX_PROCESSOR_NAME, MPI_CHAR, all, MPI_MAX_PROCESSOR_NAME, MPI_CHAR, 0, leaders);
-    if (ctx->rank != 0) /* world rank 0 is always leader 0 */
+    int writer = ctx->nodes.writer; /* rank 0 is a leader */
+    char *all = lrank == writer ? jb_alloc(ctx, (size_t)lsize, MPI_MAX_PROCESSOR_NAME, "the node list") : NULL;
+    MPI_Gather(name, MPI_MAX_PROCESSOR_NAME, MPI_CHAR, all, MPI_MAX_PROCESSOR_NAME, MPI_CHAR, writer, leaders);
+    if (ctx->rank != 0)
         return;
     /* on stdout too: a batch system's record of the nodes can be missing (a job
      * that ends between two polls); the benchmark's own never is */

@@ -107,32 +107,39 @@ void jb_placement(jb_ctx *ctx)
         shared[1] = r[1];
     }
     MPI_Comm_free(&node_comm);
-    MPI_Reduce(counts, all, 3, MPI_INT, MPI_SUM, 0, MPI_COMM_WORLD);
+    MPI_Reduce(counts, all, 3, MPI_INT, MPI_SUM, 0, ctx->world);
     /* more ranks on a node than CPUs the job was given there: they time-slice */
-    MPI_Allreduce(&crowded, &most_crowded, 1, MPI_2INT, MPI_MAXLOC, MPI_COMM_WORLD);
+    MPI_Allreduce(&crowded, &most_crowded, 1, MPI_2INT, MPI_MAXLOC, ctx->world);
     if (ctx->rank == most_crowded.rank) {
-        crowd[0] = ctx->nodes.node;
+        crowd[0] = ctx->nodes.listed;
         crowd[1] = local_size;
         crowd[2] = ctx->node_job_cpus;
     }
-    MPI_Bcast(crowd, 3, MPI_INT, most_crowded.rank, MPI_COMM_WORLD);
+    MPI_Bcast(crowd, 3, MPI_INT, most_crowded.rank, ctx->world);
     /* the first pair that shares, lowest ranks first */
     int candidate = shared[0] >= 0 ? shared[0] : ctx->size;
-    MPI_Allreduce(&candidate, &first_shared, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
+    MPI_Allreduce(&candidate, &first_shared, 1, MPI_INT, MPI_MIN, ctx->world);
     int partner = candidate == first_shared ? shared[1] : ctx->size, first_partner;
-    MPI_Allreduce(&partner, &first_partner, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
+    MPI_Allreduce(&partner, &first_partner, 1, MPI_INT, MPI_MIN, ctx->world);
 
-    /* every rank's node and CPUs, on rank 0 */
-    struct {
-        int node;
+    /* every rank's node and CPUs, on rank 0, in MPI_COMM_WORLD's order (the slots, whatever
+     * --rank-order made them play) */
+    typedef struct {
+        int world_rank, node;
         char cpus[CPU_LIST_LEN];
-    } entry = {ctx->nodes.node, ""}, *entries = NULL;
+    } slot;
+    slot entry = {ctx->world_rank, ctx->nodes.listed, ""}, *gathered = NULL, *entries = NULL;
     cpu_list(&mine, known, entry.cpus, sizeof entry.cpus);
-    if (ctx->rank == 0)
+    if (ctx->rank == 0) {
+        gathered = jb_alloc(ctx, (size_t)ctx->size, sizeof entry, "every rank's CPUs");
         entries = jb_alloc(ctx, (size_t)ctx->size, sizeof entry, "every rank's CPUs");
-    MPI_Gather(&entry, (int)sizeof entry, MPI_BYTE, entries, (int)sizeof entry, MPI_BYTE, 0, MPI_COMM_WORLD);
+    }
+    MPI_Gather(&entry, (int)sizeof entry, MPI_BYTE, gathered, (int)sizeof entry, MPI_BYTE, 0, ctx->world);
     if (ctx->rank != 0)
         return;
+    for (int r = 0; r < ctx->size; r++)
+        entries[gathered[r].world_rank] = gathered[r];
+    free(gathered);
 
     int nodes = ctx->nodes.real_nnodes;
     const char *binding = all[0] == nodes ? (all[1] ? "shared" : "cores") : all[0] ? "partial" : "none";

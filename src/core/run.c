@@ -27,6 +27,8 @@ void jb_init(jb_ctx *ctx, int *argc, char ***argv, const char *name, const char 
     MPI_Init(argc, argv);
     MPI_Comm_rank(MPI_COMM_WORLD, &ctx->rank);
     MPI_Comm_size(MPI_COMM_WORLD, &ctx->size);
+    ctx->world = MPI_COMM_WORLD; /* until --rank-order is read (jb_options_done) */
+    ctx->world_rank = ctx->rank;
     ctx->name = name;
     ctx->usage = usage;
     ctx->argc = *argc;
@@ -93,6 +95,7 @@ static void detect_nodes(jb_ctx *ctx)
     n->real_nnodes = nnodes;
     n->real_local_size = local_size;
     n->leaders = leaders; /* the node list is gathered over it at the end */
+    n->writer = 0;
 
     long k = ctx->opt.tasks_per_node;
     if (k > 0) {
@@ -100,17 +103,64 @@ static void detect_nodes(jb_ctx *ctx)
             jb_fail(ctx, "--tasks-per-node %ld does not divide the %d ranks", k, ctx->size);
         n->virtual_nodes = 1;
         n->nnodes = ctx->size / (int)k;
-        n->node = ctx->rank / (int)k;
+        n->node = n->listed = ctx->rank / (int)k;
         n->local_rank = ctx->rank % (int)k;
         n->tasks_per_node = n->min_tpn = n->max_tpn = (int)k;
         return;
     }
     n->nnodes = nnodes;
-    n->node = node;
+    n->node = n->listed = node;
     n->local_rank = local_rank;
     MPI_Allreduce(&local_size, &n->min_tpn, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
     MPI_Allreduce(&local_size, &n->max_tpn, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
     n->tasks_per_node = n->min_tpn == n->max_tpn ? n->min_tpn : 0;
+}
+
+/* --rank-order N: the ranks' roles rotated over the placement.  A rank slow for its role (rank 0
+ * reduces and writes; a grid's corner has fewer neighbours) and one slow for its slot (a core that
+ * takes interrupts, a node) look alike within one launch; over launches N = 1, 2, ... each role
+ * plays on each slot in turn, so only a slot stays put (issue 41: the culprit over launches).  A
+ * rotation, not a random shuffle: over L launches a role plays L/n times on each of n slots,
+ * rounded, where a random shuffle leaves it on one of two slots in all of five launches 1 time in
+ * 16.  The nodes rotate by N, and each node's
+ * ranks among themselves, so every node keeps its tasks and a node's ranks stay consecutive in
+ * ctx->world: block placement, the grids' bunching and the off-node counts are what they were.
+ * ctx->nodes.node and local_rank become the rotated ones; listed and world_rank keep naming the
+ * slot.  O(1) memory: no rank of 100,000 holds a permutation. */
+static void rotate_ranks(jb_ctx *ctx)
+{
+    jb_nodes *n = &ctx->nodes;
+    long order = ctx->opt.rank_order;
+    jb_json_int(&ctx->config, "rank_order", order);
+    if (order == 0)
+        return;
+    int local_size = n->virtual_nodes ? n->tasks_per_node : n->real_local_size;
+    size_t keys;
+    if (jb_mul((size_t)n->nnodes, (size_t)n->max_tpn, &keys) || keys > (size_t)INT_MAX)
+        jb_fail(ctx, "--rank-order: %d nodes x %d ranks on the fullest are more than 2^31 - 1 places", n->nnodes,
+                n->max_tpn);
+    n->node = (int)((n->listed + order % n->nnodes) % n->nnodes);
+    n->local_rank = (int)((n->local_rank + order % local_size) % local_size);
+    MPI_Comm_split(MPI_COMM_WORLD, 0, n->node * n->max_tpn + n->local_rank, &ctx->world);
+    MPI_Comm_rank(ctx->world, &ctx->rank);
+
+    /* the leaders again: on each real node its lowest rank in ctx->world, so that rank 0, which
+     * writes what they gather, is one; ordered as the node list was */
+    MPI_Comm node_comm;
+    MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &node_comm);
+    int lowest, listed = 0;
+    MPI_Allreduce(&ctx->rank, &lowest, 1, MPI_INT, MPI_MIN, node_comm);
+    if (n->leaders != MPI_COMM_NULL) {
+        MPI_Comm_rank(n->leaders, &listed);
+        MPI_Comm_free(&n->leaders);
+    }
+    MPI_Bcast(&listed, 1, MPI_INT, 0, node_comm); /* the real node's index, from its first rank */
+    MPI_Comm_free(&node_comm);
+    MPI_Comm_split(MPI_COMM_WORLD, ctx->rank == lowest ? 0 : MPI_UNDEFINED, listed, &n->leaders);
+    n->writer = listed;
+    MPI_Bcast(&n->writer, 1, MPI_INT, 0, ctx->world);
+    if (ctx->rank == 0)
+        jb_json_int(&ctx->config, "task_0_world_rank", ctx->world_rank);
 }
 
 static void calibrate_timer(jb_timer *t)
@@ -168,6 +218,7 @@ void jb_options_done(jb_ctx *ctx, int optind_after)
     if (ctx->opt.json_path)
         jb_check_output(ctx, "--json", ctx->opt.json_path);
     detect_nodes(ctx);
+    rotate_ranks(ctx);
     memory_per_task(ctx);
     calibrate_timer(&ctx->timer);
     jb_json_int(&ctx->config, "calls", ctx->opt.calls);
@@ -190,10 +241,13 @@ void jb_options_done(jb_ctx *ctx, int optind_after)
         read_cpu(ctx);
         printf("# jb-%s %s\n# mpi_library: %s\n# cpu: %s; %d CPUs\n", ctx->name, JB_VERSION, ctx->mpi_library,
                ctx->cpu_model, ctx->cpus);
+        if (ctx->opt.rank_order)
+            printf("# rank_order: %ld (the roles rotated): task 0 is world rank %d, on node %d of the list\n",
+                   ctx->opt.rank_order, ctx->world_rank, ctx->nodes.listed);
     }
     jb_placement(ctx);
     jb_load_sample(ctx, 0);
-    jb_sync_clocks(&ctx->clock);
+    jb_sync_clocks(&ctx->clock, ctx->world);
     jb_json_num(&ctx->config, "clock_error_us", ctx->clock.error_bound * 1e6);
     jb_watchdog_start(ctx);
 }

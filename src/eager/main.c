@@ -30,10 +30,10 @@ static void log_probe(void *ctx, size_t size, double s)
 static int find_partner(jb_ctx *ctx, int same_node)
 {
     int node0 = ctx->nodes.node;
-    MPI_Bcast(&node0, 1, MPI_INT, 0, MPI_COMM_WORLD);
+    MPI_Bcast(&node0, 1, MPI_INT, 0, ctx->world);
     int fits = ctx->rank != 0 && ((ctx->nodes.node == node0) == same_node);
     int mine = fits ? ctx->rank : ctx->size, partner;
-    MPI_Allreduce(&mine, &partner, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
+    MPI_Allreduce(&mine, &partner, 1, MPI_INT, MPI_MIN, ctx->world);
     return partner < ctx->size ? partner : -1;
 }
 
@@ -41,9 +41,9 @@ static void probe_pair(jb_ctx *ctx, const char *where, int partner, double delay
 {
     int in_pair = ctx->rank == 0 || ctx->rank == partner;
     eager_pair p = {.delay_s = delay_s, .repeats = (int)repeats, .max_size = max_size};
-    MPI_Comm_split(MPI_COMM_WORLD, in_pair ? 0 : MPI_UNDEFINED, ctx->rank, &p.comm);
+    MPI_Comm_split(ctx->world, in_pair ? 0 : MPI_UNDEFINED, ctx->rank, &p.comm);
     if (!in_pair) {
-        MPI_Barrier(MPI_COMM_WORLD);
+        MPI_Barrier(ctx->world);
         return;
     }
     MPI_Comm_rank(p.comm, &p.me);
@@ -58,7 +58,7 @@ static void probe_pair(jb_ctx *ctx, const char *where, int partner, double delay
     double above = limit < max_size ? eager_send_time(&p, limit + 8) : 0;
     free(p.buf);
     MPI_Comm_free(&p.comm);
-    MPI_Barrier(MPI_COMM_WORLD);
+    MPI_Barrier(ctx->world);
 
     jb_result_begin(ctx);
     jb_result_str(ctx, "pair", where, 1);

@@ -243,9 +243,9 @@ static void collect_traces(jb_ctx *ctx, const halo_options *o, const double *min
         if (src == 0 && ctx->rank == 0)
             memcpy(traces[k], mine, (size_t)calls * sizeof *mine);
         else if (ctx->rank == src)
-            MPI_Send(mine, (int)calls, MPI_DOUBLE, 0, 77, MPI_COMM_WORLD);
+            MPI_Send(mine, (int)calls, MPI_DOUBLE, 0, 77, ctx->world);
         else if (ctx->rank == 0)
-            MPI_Recv(traces[k], (int)calls, MPI_DOUBLE, src, 77, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+            MPI_Recv(traces[k], (int)calls, MPI_DOUBLE, src, 77, ctx->world, MPI_STATUS_IGNORE);
     }
 }
 
@@ -261,7 +261,7 @@ int main(int argc, char **argv)
     /* a communicator whose ranks are the grid indices of this placement */
     int g = halo_grid_index(L, ctx.nodes.node, ctx.nodes.local_rank);
     halo_exchange h = {0};
-    MPI_Comm_split(MPI_COMM_WORLD, 0, g, &h.comm);
+    MPI_Comm_split(ctx.world, 0, g, &h.comm);
     int nb[NDIRS];
     halo_neighbours(L, g, nb);
     for (int d = 0; d < NDIRS; d++)
@@ -361,7 +361,7 @@ int main(int argc, char **argv)
                 injected_of[c] = inject;
             }
         }
-        if (o.target_width > 0 && jb_calls_settled(&st[v], &sch, MPI_COMM_WORLD, o.target_width))
+        if (o.target_width > 0 && jb_calls_settled(&st[v], &sch, ctx.world, o.target_width))
             jb_schedule_settle(&sch, v);
     }
     jb_calls_schedule_end(&ctx, &sch, st);
@@ -369,11 +369,11 @@ int main(int argc, char **argv)
     for (int v = 0; v < variants; v++) {
         int s = variant_size[v], pattern = variant_pattern[v];
         long injected_all = 0;
-        jb_calls_reduce(&st[v], MPI_COMM_WORLD);
-        MPI_Reduce(&injected[v], &injected_all, 1, MPI_LONG, MPI_SUM, 0, MPI_COMM_WORLD);
+        jb_calls_reduce(&st[v], ctx.world);
+        MPI_Reduce(&injected[v], &injected_all, 1, MPI_LONG, MPI_SUM, 0, ctx.world);
         if (noise_series)
             MPI_Reduce(injected_mine + (size_t)v * (size_t)calls, injected_per_call, (int)calls, MPI_DOUBLE, MPI_SUM,
-                       0, MPI_COMM_WORLD);
+                       0, ctx.world);
         collect_traces(&ctx, &o, st[v].mine, traces);
         jb_fail_if_any(&ctx, bad_bytes[v] != 0, "--validate: pattern %s received wrong payload bytes",
                        halo_pattern_names[pattern]);

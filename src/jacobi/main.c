@@ -262,7 +262,7 @@ int main(int argc, char **argv)
 
     jacobi j = {.lx = o.local[0], .ly = o.local[1]};
     int periods[2] = {1, 1}, coords[2];
-    MPI_Cart_create(MPI_COMM_WORLD, 2, o.dims, periods, 0, &j.comm);
+    MPI_Cart_create(ctx.world, 2, o.dims, periods, 0, &j.comm);
     MPI_Cart_coords(j.comm, ctx.rank, 2, coords);
     j.x0 = coords[0] * j.lx;
     j.y0 = coords[1] * j.ly;

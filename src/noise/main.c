@@ -182,16 +182,16 @@ int main(int argc, char **argv)
                ctx.size, ctx.nodes.nnodes, duration_s, threshold_s * 1e6);
 
     jb_watch("the probe (%g s),", duration_s);
-    MPI_Barrier(MPI_COMM_WORLD); /* every core at once: what one task sees, its neighbours' probes see too */
+    MPI_Barrier(ctx.world); /* every core at once: what one task sees, its neighbours' probes see too */
     detour_probe(&t, duration_s, threshold_s);
-    MPI_Barrier(MPI_COMM_WORLD);
+    MPI_Barrier(ctx.world);
     if (ctx.rank == 0 && trace_path)
         write_trace(&ctx, trace_path, &t, duration_s);
 
     MPI_Comm node, leaders;
-    MPI_Comm_split(MPI_COMM_WORLD, ctx.nodes.node, ctx.rank, &node);
+    MPI_Comm_split(ctx.world, ctx.nodes.node, ctx.rank, &node);
     node_summary mine = summarize_node(&ctx, node, &t, steps);
-    MPI_Comm_split(MPI_COMM_WORLD, ctx.nodes.local_rank == 0 ? 0 : MPI_UNDEFINED, ctx.rank, &leaders);
+    MPI_Comm_split(ctx.world, ctx.nodes.local_rank == 0 ? 0 : MPI_UNDEFINED, ctx.rank, &leaders);
     if (leaders != MPI_COMM_NULL) { /* O(nodes) on rank 0 */
         int nleaders;
         MPI_Comm_size(leaders, &nleaders);

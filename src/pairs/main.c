@@ -518,7 +518,7 @@ int main(int argc, char **argv)
     double k_pair = jb_normal_upper_quantile(o.rate / (2.0 * (double)npairs));
     int leader = ctx.nodes.local_rank == 0;
     MPI_Comm nodes;
-    MPI_Comm_split(MPI_COMM_WORLD, leader ? 0 : MPI_UNDEFINED, ctx.nodes.node, &nodes);
+    MPI_Comm_split(ctx.world, leader ? 0 : MPI_UNDEFINED, ctx.nodes.node, &nodes);
     describe(&ctx, &o, n, npairs, rounds, k_pair);
 
     char err[JB_ERRLEN] = "";

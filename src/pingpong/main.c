@@ -146,7 +146,7 @@ static void run_share(jb_ctx *ctx, pingpong *p, int pair, const pp_variant *w, c
         memset(p->recv[k], 0, size);
     }
     jb_calls_share(ctx, st, sch, "mode %s, size %zu, %d message(s),", mode_name(mode), size, n);
-    MPI_Barrier(MPI_COMM_WORLD);
+    MPI_Barrier(ctx->world);
     for (long c = sch->first - sch->warm; c < sch->end; c++) {
         double t0 = MPI_Wtime();
         if (mode == MODE_WINDOW)
@@ -209,21 +209,21 @@ int main(int argc, char **argv)
     parse(&ctx, argc, argv, &o);
 
     int half = ctx.size / 2;
-    pingpong p = {.comm = MPI_COMM_WORLD, .one_buffer = o.one_buffer};
+    pingpong p = {.comm = ctx.world, .one_buffer = o.one_buffer};
     p.pinger = ctx.rank < half;
     p.partner = p.pinger ? ctx.rank + half : ctx.rank - half;
     int pair = p.pinger ? ctx.rank : ctx.rank - half;
     int partner_node;
     MPI_Sendrecv(&ctx.nodes.node, 1, MPI_INT, p.partner, 0, &partner_node, 1, MPI_INT, p.partner, 0,
-                 MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+                 ctx.world, MPI_STATUS_IGNORE);
     int crossed = partner_node != ctx.nodes.node;
     long off_node_pairs = 0, mine = p.pinger && crossed;
     /* the first 64 pairs that crossed nodes, as a bit set: bounded, whatever the task count */
     unsigned long long crossed_bits = pair < 64 && p.pinger && crossed ? 1ULL << pair : 0, crossed_all = 0;
-    MPI_Reduce(&mine, &off_node_pairs, 1, MPI_LONG, MPI_SUM, 0, MPI_COMM_WORLD);
-    MPI_Reduce(&crossed_bits, &crossed_all, 1, MPI_UNSIGNED_LONG_LONG, MPI_BOR, 0, MPI_COMM_WORLD);
+    MPI_Reduce(&mine, &off_node_pairs, 1, MPI_LONG, MPI_SUM, 0, ctx.world);
+    MPI_Reduce(&crossed_bits, &crossed_all, 1, MPI_UNSIGNED_LONG_LONG, MPI_BOR, 0, ctx.world);
     MPI_Comm pingers;
-    MPI_Comm_split(MPI_COMM_WORLD, p.pinger, ctx.rank, &pingers);
+    MPI_Comm_split(ctx.world, p.pinger, ctx.rank, &pingers);
 
     size_t max_bytes = largest_message(&o);
     long max_n = most_messages(&o);

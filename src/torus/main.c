@@ -207,7 +207,7 @@ int main(int argc, char **argv)
     int periods[TORUS_MAXDIMS];
     for (int k = 0; k < o.ndims; k++)
         periods[k] = 1;
-    MPI_Cart_create(MPI_COMM_WORLD, o.ndims, o.dims, periods, 0, &t.comm);
+    MPI_Cart_create(ctx.world, o.ndims, o.dims, periods, 0, &t.comm);
     for (int k = 0; k < o.ndims; k++)
         MPI_Cart_shift(t.comm, k, 1, &t.nb[2 * k], &t.nb[2 * k + 1]);
 
@@ -230,7 +230,7 @@ int main(int argc, char **argv)
     jb_json_array(cfg, "rank0_neighbours"); /* per direction: down and up each dimension */
     int nb0[2 * TORUS_MAXDIMS];
     memcpy(nb0, t.nb, sizeof nb0);
-    MPI_Bcast(nb0, 2 * TORUS_MAXDIMS, MPI_INT, 0, MPI_COMM_WORLD);
+    MPI_Bcast(nb0, 2 * TORUS_MAXDIMS, MPI_INT, 0, ctx.world);
     for (int d = 0; d < 2 * o.ndims; d++)
         jb_json_int(cfg, NULL, nb0[d]);
     jb_json_end(cfg);
