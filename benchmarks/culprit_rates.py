@@ -35,7 +35,8 @@ def one_run(m, args, seed, extra):
     with tempfile.TemporaryDirectory() as tmp:
         doc = Path(tmp, "halo.json")
         argv = [m.binary("halo"), "--tasks-per-node", str(args.tasks_per_node), "--pattern", "isend-recv",
-                "--calls", str(args.calls), "--sync", args.sync, "--seed", str(seed), *extra, "--json", doc]
+                "--calls", str(args.calls), "--sync", args.sync, "--seed", str(seed), "--timeout", "120", *extra,
+                "--json", doc]  # a hung launch names where it was (the watchdog) before subprocess gives up
         if args.srun:
             cmd, env = ["srun", *shlex.split(args.srun), *map(str, argv)], {**os.environ, **m.yield_vars}
         else:

@@ -224,10 +224,10 @@ def run(args) -> int:
                   f"{'all bounded' if pool['bounded'] else 'none bounded (above the limit ' + format(args.max_detectable, 'g') + 'x)'}")
         # where the noise lives: a run whose figures all moved together was the machine's that run
         print("  each run against the others (per environment, the median over its figures of value / the "
-              "others' median, above 1 worse):")
+              "others' median, above 1 worse; the compute probe's likewise, where taken):")
         for run in doc["provenance"]["runs"]:
-            print(f"    {run['report']}: " + ", ".join(f"{environ} {factor:g}x"
-                                                       for environ, factor in run["factors"].items()))
+            print(f"    {run['report']}: " + ", ".join([*(f"{environ} {factor:g}x" for environ, factor in run["factors"].items()),
+                                                        *([f"compute probe {run['probe']:g}x"] if "probe" in run else [])]))
     return 0
 
 

@@ -682,14 +682,30 @@ def run_factors(report_paths, samples, origins, asserted) -> list:
     median over its variables of their leave-one-out scores (each its value against the median of
     the other runs', turned so that above 1 is worse), as a factor.  Where the noise is the run's
     (the machine slower for minutes, every case with it), one run's factor stands apart and sets
-    the bound; where it is the variables' own, every run's is near 1 (docs/references.md)."""
+    the bound; where it is the variables' own, every run's is near 1 (docs/references.md).  Beside
+    them, probe: the run's compute probe against the other runs' (probe_of), where they took it: a
+    run whose figures and CPU were slower together was the machine's."""
     scores = {}
     for m, role in asserted.items():
         for run, score in zip(origins[m], bounds.loo_scores(bounds.worse_logs(samples[m], role.better)[None, :])):
             scores.setdefault(run, {}).setdefault(m[1][1], []).append(score)  # m[1]: partition, environ, ...
+    probes = [probe_of(path) for path in report_paths]
     return [{"report": os.path.basename(str(path)), "factors": {environ: _significant(float(np.exp(np.median(s))), 3)
-                                                               for environ, s in sorted(scores.get(run, {}).items())}}
-            for run, path in enumerate(report_paths)]
+                                                               for environ, s in sorted(scores.get(run, {}).items())},
+             **({"probe": _significant(probe / float(np.median(others)), 3)}
+                if probe and (others := [p for i, p in enumerate(probes) if p and i != run]) else {})}
+            for run, (path, probe) in enumerate(zip(report_paths, probes))]
+
+
+_PROBE = re.compile(r"\bprobe_us=([0-9.]+)")
+
+
+def probe_of(report_path):
+    """The run's machine speed: the median over its cases' launches of the compute probe each took
+    before it ran (the '# load:' line's before_probe_us, src/core/load.c, logged as load_before), in
+    us; None for a run whose benchmarks did not take it."""
+    taken = [float(v) for _, _, case in _measured([report_path]) for v in _PROBE.findall(str(case.get("load_before", "")))]
+    return statistics.median(taken) if taken else None
 
 
 def system_of(report_paths) -> str:

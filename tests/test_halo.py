@@ -119,13 +119,15 @@ def test_the_rank_order_rotates_the_roles_over_the_same_placement(halo):
     """--rank-order N (launch N of a case): on two virtual nodes of three ranks, orders 1 to 6 put
     task 0 on each of the six slots once (node and rank within it each rotated by N); every order
     keeps the placement (each world rank on its node, in MPI_COMM_WORLD's order), the grid's
-    off-node neighbours and intact payloads."""
+    off-node neighbours, intact payloads and the traced world ranks."""
     slots = []
     for order in range(7):
         run = halo(6, "--tasks-per-node", "3", "--calls", "5", "--pattern", "isend-recv", "--validate",
-                   "--rank-order", str(order))
+                   "--trace-tasks", "0,5", "--rank-order", str(order))
         assert run.returncode == 0, run.stderr
         config, placement = run.doc["config"], run.doc["metadata"]["placement"]
+        # traced by world rank, from wherever the order put them
+        assert {k: len(v) for k, v in run.results()[0]["traces"].items()} == {"0": 5, "5": 5}
         assert config["rank_order"] == order and config["off_node_per_node"] == 2
         assert [node for node, _ in placement["rank_node_cpus"]] == [0, 0, 0, 1, 1, 1]
         if order:
@@ -256,12 +258,15 @@ def test_the_load_beside_the_run_is_recorded_before_and_after(halo):
     for when in ("before", "after"):
         sample = load[when]
         assert set(sample) == {"node", "host", "load1", "runnable", "tasks_total", "steal_pct", "cpus", "job_tasks",
-                               "job_cpus", "disturbed"}
+                               "job_cpus", "disturbed", "probe_us"}
+        # the job's speed: the slowest task's probe, in the line to its printed tenth
+        printed = float(re.search(rf" {when}_probe_us=(\S+)", line)[1])
+        assert sample["probe_us"] > 0 and printed == pytest.approx(sample["probe_us"], abs=0.06)
         assert (sample["node"], sample["job_tasks"], sample["cpus"]) == (0, 2, os.cpu_count())
         assert sample["runnable"] >= 0 and sample["tasks_total"] >= sample["runnable"] and sample["load1"] >= 0
         assert f"{when}_runnable={sample['runnable']} " in line and f"{when}_node={sample['host']} " in line
         # the rule's verdict, the same in the line and the document (tests/test_launches.py: the rule itself)
-        assert f"{when}_disturbed={int(sample['disturbed'])}" in line
+        assert f"{when}_disturbed={int(sample['disturbed'])} " in line
 
 
 def test_more_ranks_than_cpus_given_is_recorded_and_warned(halo):

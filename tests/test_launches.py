@@ -75,6 +75,7 @@ def test_the_benchmark_s_disturbed_verdict_is_the_rule_on_the_figures_it_prints(
             free = max(sample["cpus"] - sample["job_tasks"], 0)
             rule = sample["runnable"] >= 0 and sample["runnable"] - sample["job_tasks"] > free
             assert sample["disturbed"] == int(rule), sample
+            assert sample["probe_us"] > 0  # the job's speed beside its load (src/core/load.c)
             verdicts.append((count, sample["disturbed"]))
     assert any(count and verdict for count, verdict in verdicts), verdicts
 
@@ -115,9 +116,9 @@ def test_the_loop_launches_a_disturbed_launch_again_and_keeps_the_try_apart(tmp_
 @pytest.mark.mpi
 def test_a_launch_that_fails_ends_the_loop_with_its_status(tmp_path):
     cmd, env = mpis.OPENMPI.launch(2, [str(mpis.OPENMPI.binary("halo")), "--size", "-1"])
-    loop = subprocess.run(["sh", str(LOOP), "3", "3", "1", *cmd], cwd=tmp_path, env=env, capture_output=True, text=True,
+    loop = subprocess.run(["sh", str(LOOP), "3", "3", "-", *cmd], cwd=tmp_path, env=env, capture_output=True, text=True,
                           timeout=120)
-    assert loop.returncode != 0 and "jb-halo: error:" in loop.stderr
+    assert loop.returncode != 0 and "jb-halo: error: --size" in loop.stderr  # FIRST '-': no option added
     assert loop.stdout.splitlines()[-1].startswith("# launch: 1 of 3 failed with exit status ")
     assert not (tmp_path / "launch-2").exists()
 
@@ -126,8 +127,9 @@ def test_a_launch_that_fails_ends_the_loop_with_its_status(tmp_path):
 def test_each_variable_is_the_median_of_its_launches_and_every_launch_is_kept(tmp_path):
     """One HaloCheck case at 3 launches: three launch lines, three folders kept with their documents,
     launch_values holding three values per variable, whose median is the logged value, and every
-    launch's load logged; with the disturbed-launch rule off (judge_load=0), one try a launch."""
-    proc, cases = reframe(tmp_path, "-P", "eager_limit=default", env=LAUNCHES)
+    launch's load logged; with the disturbed-launch rule off (judge_load=0), one try a launch; with
+    rotate_roles, the launches' rank orders 1, 2, 3."""
+    proc, cases = reframe(tmp_path, "-P", "eager_limit=default", "-S", "rotate_roles=1", env=LAUNCHES)
     assert proc.returncode == 0, proc.stdout[-3000:]
     (case,) = cases
     assert case["launches"] == 3 and case["launch_tries"] == 1 and not case["judge_load"]

@@ -246,7 +246,7 @@ def test_hpcx_job_sets_mp_eager_limit_and_launches_with_poe(tmp_path):
         references_dir=folder(tmp_path / "none"))
     (halo,) = [lines for lines in scripts if "jb-halo " in lines[-1]]
     assert "export MP_EAGER_LIMIT=65536" in halo
-    assert halo[-1].startswith(f"sh launches.sh 1 3 1 MP_PROCS=8 MP_NODES=2 MP_TASKS_PER_NODE=4 poe {tmp_path}/prefix/ibm-pe/bin/jb-halo "
+    assert halo[-1].startswith(f"sh launches.sh 1 3 - MP_PROCS=8 MP_NODES=2 MP_TASKS_PER_NODE=4 poe {tmp_path}/prefix/ibm-pe/bin/jb-halo "
                                "--placement row --pattern sendrecv --size 4096")
     assert {c["display_name"].split()[0]: c["eager_var"] for c in cases} == {
         "HaloCheck": "MP_EAGER_LIMIT", "EagerCheck": "MP_EAGER_LIMIT"}
@@ -266,7 +266,7 @@ def test_an_eager_limit_is_set_on_the_fabrics_the_job_crosses_only(tmp_path):
         references_dir=folder(tmp_path / "none"))
     assert [(c["tasks_per_node"], c["eager_var"]) for c in cases] == [(1, "MPICH_MAX_SHORT_MSG_SIZE")]
     (script,) = scripts
-    assert "export MPICH_MAX_SHORT_MSG_SIZE=65536" in script and script[-1].startswith("sh launches.sh 1 3 1 yod -np 2 ")
+    assert "export MPICH_MAX_SHORT_MSG_SIZE=65536" in script and script[-1].startswith("sh launches.sh 1 3 - yod -np 2 ")
 
 
 @pytest.mark.reframe
@@ -275,7 +275,7 @@ def test_sp2_references_reach_reframe_as_table_1(tmp_path):
     scripts, cases = dry_run(tmp_path, "sp2", "--mode", "quick")
     launches = [lines[-1] for lines in scripts if "jb-alltoall " in lines[-1]]
     assert {line.split(" poe ")[0] for line in launches} == {
-        f"sh launches.sh 1 3 1 MP_PROCS={n} MP_NODES={n} MP_TASKS_PER_NODE=1" for n in (2, 4, 8, 16, 32)}
+        f"sh launches.sh 1 3 - MP_PROCS={n} MP_NODES={n} MP_TASKS_PER_NODE=1" for n in (2, 4, 8, 16, 32)}
     assert all(" --method pairwise --size 1048576 " in line for line in launches), launches
     references_used = {c["nodes"]: c["perfvalues"]["sp2:hps:throughput_pairwise_1048576"][1] for c in cases}
     assert references_used == {2: 40.991, 4: 40.928, 8: 40.533, 16: 39.436, 32: 38.970}

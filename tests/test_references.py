@@ -98,7 +98,8 @@ def test_malformed_stated_entries_name_the_entry(tmp_path, doc, message):
     assert message in text and "\n" not in text and text.startswith(str(tmp_path / "sp2.yaml"))
 
 
-def report(tmp_path, name, values, system="local", calls=100, uuid=None, quiet=False, launches=None, rounds=None):
+def report(tmp_path, name, values, system="local", calls=100, uuid=None, quiet=False, launches=None, rounds=None,
+           probes=()):
     """A ReFrame run report with one HaloCheck variant per (pattern, max) value under openmpi, and
     where quiet the same variants under mpich with the same value in every run (7.0)."""
     cases = [{
@@ -106,6 +107,8 @@ def report(tmp_path, name, values, system="local", calls=100, uuid=None, quiet=F
         "system": system, "partition": "default", "environ": environ, "result": "pass", "fixture": False,
         "calls": calls, "mpi_library": "Open MPI v4.1.4", "cpu": "AMD EPYC; 2 CPUs", "transport": "vm: shm",
         **({"launches": launches} if launches else {}), **({"rounds": rounds} if rounds else {}),
+        # the launches' load as the perflog holds it, with each launch's compute probe
+        **({"load_before": "; ".join(f"node=vm runnable=2 disturbed=0 probe_us={p}" for p in probes)} if probes else {}),
         "perfvalues": {f"{system}:default:max": [v, 0, None, None, "us", "pass"],
                        f"{system}:default:p99": [3 * v, 0, None, None, "us", "pass"],
                        f"{system}:default:jitter": [1.5, 0, None, None, "MAX/AVG", "pass"]},
@@ -157,6 +160,21 @@ def test_a_reference_bounds_the_worse_side_at_the_groups_detectable_slowdown(tmp
     assert [r["factors"]["openmpi"] for r in prov["runs"]] == [
         float(f"{math.sqrt(v / math.exp(statistics.median(math.log(w) for w in MAXIMA if w != v))):.3g}")
         for v in MAXIMA]
+    assert not any("probe" in r for r in prov["runs"])  # these runs took no compute probe
+
+
+def test_each_run_s_compute_probe_is_set_against_the_other_runs(tmp_path):
+    """The compute probe beside each launch (before_probe_us, logged in load_before): per run the
+    median over its cases' launches, against the median of the other runs' (above 1: its CPU was
+    slower); a run that took none has no factor and is no other run's."""
+    probes = [(1000, 1010, 990), (1400, 1390), (1000,), (), (1200, 1000)]  # per run, its launches' (each case)
+    paths = [report(tmp_path, f"p{i}.json", [("sendrecv", v)], probes=p) for i, (v, p) in enumerate(zip(MAXIMA, probes))]
+    runs = references.build(paths, "local", "tester", max_detectable=100)["provenance"]["runs"]
+    medians = [1000, 1395, 1000, None, 1100]
+    expected = [float(f"{m / statistics.median([o for j, o in enumerate(medians) if o and j != i]):.3g}") if m else None
+                for i, m in enumerate(medians)]
+    assert [r.get("probe") for r in runs] == expected
+    assert expected[1] > 1.25 > max(e for i, e in enumerate(expected) if e and i != 1)  # the slow run stands apart
 
 
 def test_runs_of_different_launches_a_case_are_refused_and_the_count_is_the_file_s(tmp_path, capsys):

@@ -37,7 +37,7 @@ def test_the_study_s_torus_of_three_tasks_a_dimension_one_a_node_is_a_case(tmp_p
     assert proc.returncode == 0, proc.stdout[-3000:]
     (script,) = [p for p in (tmp_path / "out" / "stage" / "c1a").rglob("rfm_job.sh") if "TorusCheck" in str(p)]
     line = script.read_text().splitlines()[-1]
-    assert line.startswith("sh launches.sh 1 3 1 MP_PROCS=27 MP_NODES=27 MP_TASKS_PER_NODE=1 poe ") and " --ndims 3 " in line, line
+    assert line.startswith("sh launches.sh 1 3 - MP_PROCS=27 MP_NODES=27 MP_TASKS_PER_NODE=1 poe ") and " --ndims 3 " in line, line
 
 
 @pytest.mark.reframe
@@ -50,7 +50,29 @@ def test_the_study_s_p6_run_is_a_case_of_c1a(tmp_path):
                            "--dry-run"], cwd=REPO, env=env, capture_output=True, text=True, timeout=600)
     assert proc.returncode == 0, proc.stdout[-3000:]
     (script,) = (tmp_path / "out" / "stage" / "c1a").rglob("rfm_job.sh")
-    assert script.read_text().splitlines()[-1].startswith("sh launches.sh 1 3 1 MP_PROCS=1920 MP_NODES=120 MP_TASKS_PER_NODE=16 poe ")
+    assert script.read_text().splitlines()[-1].startswith("sh launches.sh 1 3 - MP_PROCS=1920 MP_NODES=120 MP_TASKS_PER_NODE=16 poe ")
+
+
+@pytest.mark.reframe
+def test_rotate_roles_rotates_them_where_a_case_is_several_launches(tmp_path):
+    """-S rotate_roles=1: a case of launches rotates the ranks' roles from launch to launch
+    (launches.sh's FIRST: 1 in the first round; '-', the default above, adds no --rank-order);
+    jb-pairs, which one launch decides and which names its nodes in the node list's order, keeps '-'."""
+    env = dict(os.environ, JB_OUTPUT=str(tmp_path / "out"), JB_PREFIX=str(folder(tmp_path / "prefix") / "{environ}"),
+               JB_REFERENCE_DIR=str(folder(tmp_path / "none")))
+    proc = subprocess.run([str(REFRAME), "-C", "systems/config.py", "--system", "c1a", "-c", "reframe_checks/pairs.py",
+                           "-c", "reframe_checks/halo.py", "-n", "PairsCheck",
+                           "-n", "HaloCheck%nodes=120%tasks_per_node=16%.*%eager_limit=default%placement=row",
+                           "-P", "eager_limit=default", "-S", "rotate_roles=1", "--dry-run"], cwd=REPO, env=env,
+                          capture_output=True, text=True, timeout=600)
+    assert proc.returncode == 0, proc.stdout[-3000:]
+    lines = {}
+    for script in (tmp_path / "out" / "stage" / "c1a").rglob("rfm_job.sh"):
+        lines.setdefault(script.parent.name.split("_")[0], []).append(script.read_text().splitlines()[-1])
+    (halo,) = lines["HaloCheck"]
+    assert halo.startswith("sh launches.sh 1 3 1 MP_PROCS=1920 "), halo
+    assert lines["PairsCheck"] and all(line.startswith("sh launches.sh 1 3 - ") for line in lines["PairsCheck"]), lines
+    assert not any("--rank-order" in line for found in lines.values() for line in found)
 
 
 @pytest.mark.reframe

@@ -532,6 +532,12 @@ class JitterbenchCheck(MpiCheck):
     launch_tries = variable(int, value=3, loggable=True)
     over_launches = True
     launch_loop = True
+    # -S rotate_roles=1: each launch rotates the ranks' roles one step further (--rank-order, counting
+    # on over the case's launches and rounds), so that the culprit over launches names a slot, not
+    # a role.  Off by default: the roles are not alike everywhere (Intel MPI's pairwise all-to-all
+    # of 1 KiB took 2.6x as long with rank 0 on the second slot here, docs/references.md), so a
+    # rotated run's figures are not those of a reference made without it.
+    rotate_roles = variable(typ.Bool, value=False)
     # every launch's value of each performance variable, {variable: [launch 1, launch 2, ...]} (JSON)
     launch_values = variable(str, value="", loggable=True)
 
@@ -573,8 +579,11 @@ class JitterbenchCheck(MpiCheck):
         if not self.reads_the_load():
             self.launch_tries = 1
         self.job.launcher.modifier = "sh"
-        # each launch of each round its own rotation of the ranks' roles (launches.sh)
-        first = getattr(self, references.ROUND, 0) * self.launches + 1
+        # rotate_roles: each launch of each round its own rotation of the ranks' roles (launches.sh);
+        # a check one launch decides keeps them (its own figures name its nodes in the node list's
+        # order: jb-pairs, jb-noise)
+        rotate = self.rotate_roles and self.over_launches
+        first = getattr(self, references.ROUND, 0) * self.launches + 1 if rotate else "-"
         self.job.launcher.modifier_options = ["launches.sh", str(self.launches), str(self.launch_tries), str(first)]
         self.keep_files = ["launches.sh", "launch-[0-9]*"]
 

@@ -13,7 +13,8 @@
 # which the check reads.  The first launch that fails ends the script with its exit status.
 # Launch I runs PROGRAM with --rank-order FIRST+I-1 added: the ranks' roles rotated over the same
 # placement (src/core/run.c), so a task that holds the maximum for its role in one launch does not
-# in the next, and only a slot slow in most launches is named (jitterbench.report_figures).
+# in the next, and only a slot slow in most launches is named (jitterbench.report_figures).  FIRST
+# '-' (the checks' default; rotate_roles) adds nothing: the ranks keep their roles.
 set -u
 launches=$1 tries=$2 first=$3
 shift 3
@@ -24,7 +25,9 @@ while [ "$i" -le "$launches" ]; do
         dir=launch-$i
         mkdir "$dir" || exit 1
         # env: a launcher line may begin with NAME=VALUE words (poe's MP_PROCS=8 ... poe)
-        (cd "$dir" && exec env "$@" --rank-order $((first + i - 1)) >stdout 2>stderr)
+        if [ "$first" = - ]; then order=; else order="--rank-order $((first + i - 1))"; fi
+        # shellcheck disable=SC2086  # $order: no word or two
+        (cd "$dir" && exec env "$@" $order >stdout 2>stderr)
         status=$?
         [ "$status" -eq 0 ] && [ "$t" -lt "$tries" ] && grep -q '^# load:.*_disturbed=1' "$dir/stdout" || break
         mv "$dir" "disturbed-$i-try-$t" || exit 1

@@ -61,6 +61,8 @@ typedef struct {
     long runnable, tasks_total; /* the kernel's runnable and existing tasks (threads) */
     double steal_pct;    /* CPU time stolen by the hypervisor: since boot at the start, over the run at
                           * the end; -1 when the kernel does not say */
+    double probe_us;     /* the job's speed, not the node's: the slowest task's time for a fixed
+                          * computation (load.c's probe), taken by every task at once */
     int cpus;            /* online CPUs of the node */
     int job_tasks;       /* this job's ranks on the node */
     int job_cpus;        /* CPUs the job's ranks there may use (their affinity sets' union) */

@@ -7,6 +7,8 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "jb_stats.h"
+
 /* /proc/stat's first line: the CPU ticks, all and stolen (the 8th field); 0 when absent. */
 static int read_ticks(unsigned long long *all, unsigned long long *steal)
 {
@@ -43,6 +45,26 @@ static int by_value(const void *a, const void *b)
 {
     long x = *(const long *)a, y = *(const long *)b;
     return (x > y) - (x < y);
+}
+
+/* The machine's speed beside the load: a fixed chain of 2^20 dependent multiply-adds (no compiler
+ * may shorten it without -ffast-math), timed 5 times, its median in us.  What remains of the noise
+ * on a shared 2-core VM is a whole run slower by 1.2-1.4x, the CPU with it and no load or steal
+ * to show it (docs/references.md, "Where the rest lives"); this says so beside every launch. */
+static double probe_us(void)
+{
+    enum { REPS = 5, CHAIN = 1 << 20 };
+    double took[REPS];
+    volatile double sink = 1.0;
+    for (int r = 0; r < REPS; r++) {
+        double x = sink, t0 = MPI_Wtime();
+        for (long i = 0; i < CHAIN; i++)
+            x = x * 0.9999999 + 1e-7;
+        took[r] = (MPI_Wtime() - t0) * 1e6;
+        sink = x;
+    }
+    qsort(took, REPS, sizeof *took, jb_compare_doubles);
+    return took[REPS / 2];
 }
 
 static void read_node(const jb_ctx *ctx, int at_end, jb_load_sample_t *s)
@@ -103,6 +125,10 @@ void jb_load_sample(jb_ctx *ctx, int at_end)
     MPI_Comm leaders = ctx->nodes.leaders;
     jb_load_sample_t mine, busiest;
     memset(&busiest, 0, sizeof busiest);
+    /* every task at once, as in a compute phase, before the leaders' reads sleep */
+    MPI_Barrier(ctx->world);
+    double probe = probe_us(), slowest = probe;
+    MPI_Reduce(&probe, &slowest, 1, MPI_DOUBLE, MPI_MAX, 0, ctx->world);
     if (leaders != MPI_COMM_NULL) {
         int lrank;
         MPI_Comm_rank(leaders, &lrank);
@@ -116,8 +142,10 @@ void jb_load_sample(jb_ctx *ctx, int at_end)
             busiest = mine;
         MPI_Bcast(&busiest, (int)sizeof busiest, MPI_BYTE, top.node, leaders);
     }
-    if (ctx->rank == 0)
+    if (ctx->rank == 0) {
+        busiest.probe_us = slowest;
         *(at_end ? &ctx->load_after : &ctx->load_before) = busiest;
+    }
     if (ctx->rank != 0 || !at_end)
         return;
     printf("# load:");
@@ -127,9 +155,10 @@ void jb_load_sample(jb_ctx *ctx, int at_end)
         if (!s->taken)
             continue;
         printf(" %s_node=%s %s_load1=%.2f %s_runnable=%ld %s_tasks_total=%ld %s_steal_pct=%.2f %s_cpus=%d "
-               "%s_job_tasks=%d %s_job_cpus=%d %s_disturbed=%d",
+               "%s_job_tasks=%d %s_job_cpus=%d %s_disturbed=%d %s_probe_us=%.1f",
                when, s->host[0] ? s->host : "?", when, s->load1, when, s->runnable, when, s->tasks_total, when,
-               s->steal_pct, when, s->cpus, when, s->job_tasks, when, s->job_cpus, when, disturbed(s));
+               s->steal_pct, when, s->cpus, when, s->job_tasks, when, s->job_cpus, when, disturbed(s), when,
+               s->probe_us);
     }
     printf("\n");
 }
@@ -141,7 +170,9 @@ void jb_load_json(const jb_ctx *ctx, jb_json *j)
                             "included) most exceed its online CPUs plus this job's tasks there: its 1-minute load, "
                             "runnable and total tasks, CPU steal in % (since boot before, over the run after; -1: "
                             "not given), online CPUs, the job's tasks and the CPUs they may use, and whether the "
-                            "disturbed-launch rule holds (runnable - job_tasks > max(cpus - job_tasks, 0))");
+                            "disturbed-launch rule holds (runnable - job_tasks > max(cpus - job_tasks, 0)); "
+                            "probe_us, the job's speed: the slowest task's median of 5 timings of a fixed chain of "
+                            "2^20 dependent multiply-adds, every task at once (a slower CPU slows every figure)");
     for (int k = 0; k < 2; k++) {
         const jb_load_sample_t *s = k ? &ctx->load_after : &ctx->load_before;
         if (!s->taken)
@@ -157,6 +188,7 @@ void jb_load_json(const jb_ctx *ctx, jb_json *j)
         jb_json_int(j, "job_tasks", s->job_tasks);
         jb_json_int(j, "job_cpus", s->job_cpus);
         jb_json_bool(j, "disturbed", disturbed(s));
+        jb_json_num(j, "probe_us", s->probe_us);
         jb_json_end(j);
     }
     jb_json_end(j);

@@ -35,7 +35,7 @@ static const char usage[] =
     "                        interval (order statistics) of relative half-width <= W, checked\n"
     "                        after each of its --rounds shares; --calls is the cap [0: off]\n"
     "  --series              per-call MAX and AVG in the JSON\n"
-    "  --trace-tasks LIST    per-call times of these ranks in the JSON (at most 64)\n";
+    "  --trace-tasks LIST    per-call times of these ranks of MPI_COMM_WORLD in the JSON (at most 64)\n";
 
 static const char *const placement_names[] = {"row", "bunched", NULL};
 
@@ -234,18 +234,20 @@ static void report(jb_ctx *ctx, const halo_options *o, int pattern, int s, const
     jb_result_end(ctx);
 }
 
-/* Sends the traced tasks' per-call times to rank 0 (a bounded number of tasks). */
+/* Sends the traced tasks' per-call times to rank 0 (a bounded number of tasks).  A traced task is
+ * a world rank, as --inject-tasks's, whatever role --rank-order gave it: its trace comes under a
+ * tag of its own from wherever it sits in ctx->world. */
 static void collect_traces(jb_ctx *ctx, const halo_options *o, const double *mine, double **traces)
 {
     long calls = ctx->opt.calls;
     for (int k = 0; k < o->ntraced; k++) {
-        int src = (int)o->traced[k];
-        if (src == 0 && ctx->rank == 0)
+        int src = (int)o->traced[k], tag = 77 + k;
+        if (src == ctx->world_rank && ctx->rank == 0)
             memcpy(traces[k], mine, (size_t)calls * sizeof *mine);
-        else if (ctx->rank == src)
-            MPI_Send(mine, (int)calls, MPI_DOUBLE, 0, 77, ctx->world);
+        else if (src == ctx->world_rank)
+            MPI_Send(mine, (int)calls, MPI_DOUBLE, 0, tag, ctx->world);
         else if (ctx->rank == 0)
-            MPI_Recv(traces[k], (int)calls, MPI_DOUBLE, src, 77, ctx->world, MPI_STATUS_IGNORE);
+            MPI_Recv(traces[k], (int)calls, MPI_DOUBLE, MPI_ANY_SOURCE, tag, ctx->world, MPI_STATUS_IGNORE);
     }
 }
 
