@@ -18,5 +18,8 @@ void jb_options_done(jb_ctx *ctx, int optind_after);
 /* Samples the load, writes the JSON document (if --json) atomically, finalizes MPI; returns
  * the process exit code. */
 int jb_finish(jb_ctx *ctx);
+/* The rank in ctx->world of a world rank (a slot: --inject-tasks, --trace-tasks), wherever
+ * --rank-order put it; no message. */
+int jb_rank_of_world(const jb_ctx *ctx, int world_rank);
 
 #endif

@@ -163,6 +163,18 @@ static void rotate_ranks(jb_ctx *ctx)
         jb_json_int(&ctx->config, "task_0_world_rank", ctx->world_rank);
 }
 
+int jb_rank_of_world(const jb_ctx *ctx, int world_rank)
+{
+    MPI_Group world, mine;
+    int rank;
+    MPI_Comm_group(MPI_COMM_WORLD, &world);
+    MPI_Comm_group(ctx->world, &mine);
+    MPI_Group_translate_ranks(world, 1, &world_rank, mine, &rank);
+    MPI_Group_free(&world);
+    MPI_Group_free(&mine);
+    return rank;
+}
+
 static void calibrate_timer(jb_timer *t)
 {
     t->wtick = MPI_Wtick();

@@ -235,19 +235,19 @@ static void report(jb_ctx *ctx, const halo_options *o, int pattern, int s, const
 }
 
 /* Sends the traced tasks' per-call times to rank 0 (a bounded number of tasks).  A traced task is
- * a world rank, as --inject-tasks's, whatever role --rank-order gave it: its trace comes under a
- * tag of its own from wherever it sits in ctx->world. */
+ * a world rank, as --inject-tasks's, whatever role --rank-order gave it.  (Not MPI_ANY_SOURCE:
+ * MPICH over UCX between virtual nodes never matched it.) */
 static void collect_traces(jb_ctx *ctx, const halo_options *o, const double *mine, double **traces)
 {
     long calls = ctx->opt.calls;
     for (int k = 0; k < o->ntraced; k++) {
-        int src = (int)o->traced[k], tag = 77 + k;
-        if (src == ctx->world_rank && ctx->rank == 0)
+        int src = jb_rank_of_world(ctx, (int)o->traced[k]);
+        if (src == 0 && ctx->rank == 0)
             memcpy(traces[k], mine, (size_t)calls * sizeof *mine);
-        else if (src == ctx->world_rank)
-            MPI_Send(mine, (int)calls, MPI_DOUBLE, 0, tag, ctx->world);
+        else if (ctx->rank == src)
+            MPI_Send(mine, (int)calls, MPI_DOUBLE, 0, 77, ctx->world);
         else if (ctx->rank == 0)
-            MPI_Recv(traces[k], (int)calls, MPI_DOUBLE, MPI_ANY_SOURCE, tag, ctx->world, MPI_STATUS_IGNORE);
+            MPI_Recv(traces[k], (int)calls, MPI_DOUBLE, src, 77, ctx->world, MPI_STATUS_IGNORE);
     }
 }
 
