@@ -117,7 +117,7 @@ def test_a_wait_injected_on_one_task_names_it_and_its_node_the_latest(halo, rank
 
 def test_the_rank_order_rotates_the_roles_over_the_same_placement(halo):
     """--rank-order N (launch N of a case): on two virtual nodes of three ranks, orders 1 to 6 put
-    task 0 on each of the six slots once (node and rank within it each rotated by N); every order
+    task 0 on each of the six slots once (the node rotated by N, the rank within it by N // 2); every order
     keeps the placement (each world rank on its node, in MPI_COMM_WORLD's order), the grid's
     off-node neighbours, intact payloads and the traced world ranks."""
     slots = []
@@ -132,12 +132,12 @@ def test_the_rank_order_rotates_the_roles_over_the_same_placement(halo):
         assert [node for node, _ in placement["rank_node_cpus"]] == [0, 0, 0, 1, 1, 1]
         if order:
             slots.append(config["task_0_world_rank"])
-            node, rank = (-order) % 2, (-order) % 3
+            node, rank = (-order) % 2, (-(order // 2)) % 3  # the nodes by N, a node's ranks by N // nodes
             assert re.search(rf"^# rank_order: {order} \(the roles rotated\): task 0 is world rank {3 * node + rank}, "
                              rf"on node {node} of the list$", run.stdout, re.M), run.stdout
         else:
             assert "task_0_world_rank" not in config and "# rank_order" not in run.stdout
-    assert slots == [5, 1, 3, 2, 4, 0]
+    assert slots == [3, 2, 5, 1, 4, 0]
 
 
 def test_json_document_shape(halo):

@@ -122,11 +122,12 @@ static void detect_nodes(jb_ctx *ctx)
  * plays on each slot in turn, so only a slot stays put (issue 41: the culprit over launches).  A
  * rotation, not a random shuffle: over L launches a role plays L/n times on each of n slots,
  * rounded, where a random shuffle leaves it on one of two slots in all of five launches 1 time in
- * 16.  The nodes rotate by N, and each node's
- * ranks among themselves, so every node keeps its tasks and a node's ranks stay consecutive in
- * ctx->world: block placement, the grids' bunching and the off-node counts are what they were.
- * ctx->nodes.node and local_rank become the rotated ones; listed and world_rank keep naming the
- * slot.  O(1) memory: no rank of 100,000 holds a permutation. */
+ * 16.  The nodes rotate by N, and each node's ranks among themselves by N / nodes, so that nodes x
+ * ranks consecutive orders visit every slot (one shift for both would visit 2 of 4 on 2 nodes of
+ * 2).  Every node keeps its tasks and a node's ranks stay consecutive in ctx->world: block
+ * placement, the grids' bunching and the off-node counts are what they were.  ctx->nodes.node and
+ * local_rank become the rotated ones; listed and world_rank keep naming the slot.  O(1) memory: no
+ * rank of 100,000 holds a permutation. */
 static void rotate_ranks(jb_ctx *ctx)
 {
     jb_nodes *n = &ctx->nodes;
@@ -140,7 +141,7 @@ static void rotate_ranks(jb_ctx *ctx)
         jb_fail(ctx, "--rank-order: %d nodes x %d ranks on the fullest are more than 2^31 - 1 places", n->nnodes,
                 n->max_tpn);
     n->node = (int)((n->listed + order % n->nnodes) % n->nnodes);
-    n->local_rank = (int)((n->local_rank + order % local_size) % local_size);
+    n->local_rank = (int)((n->local_rank + order / n->nnodes % local_size) % local_size);
     MPI_Comm_split(MPI_COMM_WORLD, 0, n->node * n->max_tpn + n->local_rank, &ctx->world);
     MPI_Comm_rank(ctx->world, &ctx->rank);
 
