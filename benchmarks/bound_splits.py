@@ -1,0 +1,171 @@
+"""What a baseline of k runs gives on this machine, over many baselines drawn from recorded runs.
+
+    python benchmarks/bound_splits.py RUN_REPORT... [--k 5] [--splits 100] [--slow JacobiCheck:2:max_waitall]
+                                                    [--over-launches median|mean|lower-half]
+
+One baseline is a matter of luck: the main job's first five runs may fall in a quiet stretch of
+the machine or a slow one.  Each split here takes k of the given ReFrame run reports (the quick
+suite's, made the same way: `verdict_rates.py false-alarms` leaves twenty) as the baseline, builds
+its references with `references.build` (the rule itself), and judges every other run against them
+as ReFrame does (a value past median x (1 + upper), or below median x (1 + lower)).  It prints, over
+the splits:
+
+- per MPI, the minimum detectable slowdown of its central figures (the pool of medians over
+  launches, `references.pool_of`): the median and the range over the splits, and the share of
+  splits that bound them (within --max-detectable, 2x);
+- the share of judged runs with any variable past its bound (a false alarm: the runs are clean),
+  beside the references' stated rate;
+- per --slow CHECK:FACTOR:TARGET, the share of judged runs in which that check, its times multiplied
+  by FACTOR and its rates divided by it, fails in some variable and in TARGET, under each MPI where
+  TARGET is bounded.  This is the judged run's own noise with a slowdown laid on it: what the rule
+  can detect, without the injection's own effect on the figure (verdict_rates.py power measures that).
+
+--over-launches recomputes each figure from the case's launch values (launch_values: every launch
+of every round) with another statistic than the median the checks take, to see what the choice
+does.  The splits are random (--seed) and share runs, so the shares are of correlated trials: with
+twenty runs, one run that fails most splits is a rate of about 1 in 20.  Nothing here asserts; the
+figures go in the issue's note.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import statistics
+import sys
+import tempfile
+from pathlib import Path
+
+import numpy as np
+
+REPO = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(REPO))
+
+from jitterbench import bounds, references  # noqa: E402
+
+OVER_LAUNCHES = {
+    "median": None,  # as recorded: the checks' own figure
+    "mean": statistics.fmean,
+    "lower-half": lambda values: statistics.fmean(sorted(values)[:max(1, len(values) // 2)]),
+}
+
+
+def recomputed(paths, statistic, folder) -> list:
+    """Copies of the run reports in folder with each figure that has launch values replaced by
+    statistic over them."""
+    out = []
+    for i, path in enumerate(paths):
+        report = references.read_report(path)  # a file that is not one is named in one line
+        for run in report["runs"]:
+            for case in run.get("testcases", []):
+                try:
+                    launches = json.loads(case.get("launch_values") or "{}")
+                except (TypeError, ValueError):
+                    continue
+                for name, pv in (case.get("perfvalues") or {}).items():
+                    values = launches.get(name.split(":")[-1]) if isinstance(launches, dict) else None
+                    if values and pv[0] is not None:
+                        pv[0] = statistic(values)
+        copy = Path(folder) / f"run-{i}.json"
+        copy.write_text(json.dumps(report))
+        out.append(str(copy))
+    return out
+
+
+def entry(doc, case, var):
+    """The reference entry [median, lower, upper, unit] of a case's variable, or None."""
+    node = doc.get(case["display_name"].split()[0])
+    for part in (f"{case['system']}:{case['partition']}", case["environ"], *references.parameters(case).values()):
+        if not isinstance(node, dict):
+            return None
+        node = node.get(part)
+    return node.get(var) if isinstance(node, dict) else None
+
+
+def past(value, ref):
+    """Whether a value is past its reference's bound, as ReFrame judges it."""
+    median, lower, upper, _ = ref
+    return (upper is not None and value > median * (1 + upper)) or (lower is not None and value < median * (1 + lower))
+
+
+def judged(doc, cases, slow=None):
+    """(any variable past its bound, {(check, MPI): (variables past, target past)} of the slowed check)
+    of one run's cases; slow: (check, factor, target) laid on that check's values."""
+    alarm, slowed = False, {}
+    for case in cases:
+        check = case["display_name"].split()[0]
+        for name, pv in (case.get("perfvalues") or {}).items():
+            var = name.split(":")[-1]
+            ref = entry(doc, case, var)
+            if pv[0] is None or not ref or (ref[1] is None and ref[2] is None):
+                continue
+            alarm |= past(pv[0], ref)
+            if slow and check == slow[0]:
+                value = pv[0] * slow[1] if ref[2] is not None else pv[0] / slow[1]
+                hit = slowed.setdefault((check, case["environ"]), [False, None])
+                hit[0] |= past(value, ref)
+                if var == slow[2]:
+                    hit[1] = past(value, ref)
+    return alarm, slowed
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("reports", nargs="+", help="ReFrame run reports of the quick suite, made the same way")
+    parser.add_argument("--k", type=int, default=bounds.MIN_REPEATS, help="runs a baseline takes")
+    parser.add_argument("--splits", type=int, default=100)
+    parser.add_argument("--seed", type=int, default=1)
+    parser.add_argument("--slow", action="append", default=[], metavar="CHECK:FACTOR:TARGET")
+    parser.add_argument("--over-launches", choices=OVER_LAUNCHES, default="median")
+    parser.add_argument("--max-detectable", type=float, default=bounds.MAX_DETECTABLE)
+    args = parser.parse_args()
+    if not bounds.MIN_REPEATS <= args.k < len(args.reports):
+        parser.error(f"--k must be at least {bounds.MIN_REPEATS} and below the {len(args.reports)} reports given")
+    try:
+        slows = [(c, float(f), t) for c, f, t in (s.split(":") for s in args.slow)]
+    except ValueError:
+        parser.error("--slow takes CHECK:FACTOR:TARGET, e.g. JacobiCheck:2:max_waitall")
+    if any(not factor > 0 for _, factor, _ in slows):
+        parser.error("--slow: a FACTOR is a positive number")
+    with tempfile.TemporaryDirectory() as folder:
+        statistic = OVER_LAUNCHES[args.over_launches]
+        paths = recomputed(args.reports, statistic, folder) if statistic else list(args.reports)
+        cases = {p: references.report_cases(p)[1] for p in paths}
+        system = references.system_of(paths)
+        rng = np.random.default_rng(args.seed)
+        mds, alarms, trials, detected, rate = {}, 0, 0, {}, None
+        for _ in range(args.splits):
+            base = sorted(rng.choice(len(paths), args.k, replace=False))
+            doc = references.build([paths[i] for i in base], system, "bound_splits.py", max_detectable=args.max_detectable)
+            rate = doc["provenance"]["false_alarm_rate"]
+            for pool in doc["provenance"]["pools"]:
+                if pool["variables"].startswith("time, median"):
+                    mds.setdefault(pool["environ"], []).append(pool["detectable_slowdown"])
+            for i in (i for i in range(len(paths)) if i not in base):
+                alarm, _ = judged(doc, cases[paths[i]])
+                alarms += alarm
+                trials += 1
+                for slow in slows:
+                    for (check, environ), (any_past, target_past) in judged(doc, cases[paths[i]], slow)[1].items():
+                        if target_past is not None:  # the target is bounded here
+                            counts = detected.setdefault((slow, environ), [0, 0, 0])
+                            counts[0] += any_past
+                            counts[1] += target_past
+                            counts[2] += 1
+    print(f"{args.splits} baselines of {args.k} of the {len(paths)} runs; figures over launches: {args.over_launches}")
+    for environ, values in sorted(mds.items()):
+        print(f"  {environ:9} central figures' minimum detectable slowdown: median {statistics.median(values):.2f}x "
+              f"(range {min(values):.2f}-{max(values):.2f}x); bounded within {args.max_detectable:g}x in "
+              f"{sum(v <= args.max_detectable for v in values)} of {len(values)} baselines")
+    print(f"  false alarms: {alarms} of {trials} judged runs ({alarms / max(1, trials):.3f}; the references' rate {rate:g} a run)")
+    for ((check, factor, target), environ), (any_past, target_past, n) in sorted(detected.items()):
+        print(f"  {check} x{factor:g} under {environ}: failed in {any_past / n:.2f} of {n} judged runs, "
+              f"{target} in {target_past / n:.2f} (where bounded)")
+
+
+if __name__ == "__main__":
+    try:
+        main()
+    except references.ReferenceFileError as e:
+        sys.exit(f"bound_splits: {e}")
+    except KeyboardInterrupt:
+        sys.exit("bound_splits: interrupted")

@@ -1,0 +1,68 @@
+"""benchmarks/bound_splits.py judges a held-out run as ReFrame does, against the bounds the rule
+itself (references.build) made from the other runs: exactly, on known values."""
+from __future__ import annotations
+
+import importlib.util
+import json
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from jitterbench import references
+from test_references import MAXIMA, report
+
+pytestmark = pytest.mark.unit
+
+SCRIPT = Path(__file__).resolve().parents[1] / "benchmarks" / "bound_splits.py"
+spec = importlib.util.spec_from_file_location("bound_splits", SCRIPT)
+bound_splits = importlib.util.module_from_spec(spec)
+spec.loader.exec_module(bound_splits)
+
+
+def runs(tmp_path, held_out):
+    """Five runs of two patterns (MAXIMA, and half of them) and a sixth with held_out as its sendrecv
+    max, each figure a median of two launches."""
+    return [report(tmp_path, f"r{i}.json", [("sendrecv", v), ("isend-recv", v / 2)], launches=2)
+            for i, v in enumerate([*MAXIMA, held_out])]
+
+
+def test_a_held_out_run_fails_exactly_where_its_value_passes_the_bound(tmp_path):
+    paths = runs(tmp_path, 11.0)
+    doc = references.build(paths[:5], "local", "tester", max_detectable=100)
+    held_out = references.report_cases(paths[5])[1]
+    sendrecv = next(c for c in held_out if c["pattern"] == "sendrecv")
+    ref = bound_splits.entry(doc, sendrecv, "max")
+    assert ref == doc["HaloCheck"]["local:default"]["openmpi"][1]["sendrecv"]["max"] and ref[0] == 11.0
+    mds = references.detectable_slowdown(ref)
+    assert bound_splits.judged(doc, held_out) == (False, {})  # at the median: no alarm, nothing slowed
+    # slowed by a factor: its times times it (max), its ratio jitter too; the target fails past the bound only
+    for factor, past in ((mds * 0.99, False), (mds * 1.01, True)):
+        alarm, slowed = bound_splits.judged(doc, held_out, ("HaloCheck", factor, "max"))
+        assert not alarm and slowed == {("HaloCheck", "openmpi"): [past, past]}
+    # a held-out value past the bound is a false alarm; one for a variable with no bound is not judged
+    (tmp_path / "past").mkdir()
+    assert bound_splits.judged(doc, references.report_cases(runs(tmp_path / "past", 11.0 * mds * 1.01)[5])[1])[0]
+    assert bound_splits.entry(doc, sendrecv, "p99")[1:3] == [None, None]
+
+
+def test_the_script_prints_the_splits_and_refuses_bad_input_in_one_line(tmp_path):
+    paths = [str(p) for p in runs(tmp_path, 11.0)]
+    ok = subprocess.run([sys.executable, str(SCRIPT), *paths, "--splits", "3", "--slow", "HaloCheck:100:max",
+                         "--max-detectable", "1000"],
+                        capture_output=True, text=True, timeout=120)
+    assert ok.returncode == 0, ok.stderr
+    # three baselines of five of the six runs, each judging the one left
+    assert "3 baselines of 5 of the 6 runs; figures over launches: median" in ok.stdout
+    assert re.search(r"false alarms: [0-3] of 3 judged runs \(.*; the references' rate 0.01 a run\)", ok.stdout)
+    assert re.search(r"openmpi +central figures' minimum detectable slowdown: median [0-9.]+x \(range [0-9.]+-[0-9.]+x\); "
+                     r"bounded within 1000x in 3 of 3 baselines", ok.stdout), ok.stdout
+    assert "HaloCheck x100 under openmpi: failed in 1.00 of 3 judged runs, max in 1.00" in ok.stdout
+    bad = tmp_path / "bad.json"
+    bad.write_text(json.dumps({"runs": []}))
+    for args, message in (([str(bad), *paths], "not a ReFrame run report"), (paths[:5], "--k must be"),
+                          ([*paths, "--slow", "HaloCheck:0:max"], "a FACTOR is a positive number")):
+        proc = subprocess.run([sys.executable, str(SCRIPT), *args], capture_output=True, text=True, timeout=120)
+        assert proc.returncode != 0 and message in proc.stderr and "Traceback" not in proc.stderr, proc.stderr
