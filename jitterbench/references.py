@@ -690,11 +690,21 @@ def run_factors(report_paths, samples, origins, asserted) -> list:
         for run, score in zip(origins[m], bounds.loo_scores(bounds.worse_logs(samples[m], role.better)[None, :])):
             scores.setdefault(run, {}).setdefault(m[1][1], []).append(score)  # m[1]: partition, environ, ...
     probes = [probe_of(path) for path in report_paths]
-    return [{"report": os.path.basename(str(path)), "factors": {environ: _significant(float(np.exp(np.median(s))), 3)
+    return [{"report": name, "factors": {environ: _significant(float(np.exp(np.median(s))), 3)
                                                                for environ, s in sorted(scores.get(run, {}).items())},
              **({"probe": _significant(probe / float(np.median(others)), 3)}
                 if probe and (others := [p for i, p in enumerate(probes) if p and i != run]) else {})}
-            for run, (path, probe) in enumerate(zip(report_paths, probes))]
+            for run, (name, probe) in enumerate(zip(_names(report_paths), probes))]
+
+
+def _names(paths) -> list:
+    """Each run report's file name, or where two share one (run-1/report.json, run-2/report.json: as
+    verdict_rates.py leaves them) its path from the folder the reports have in common."""
+    names = [os.path.basename(str(p)) for p in paths]
+    if len(set(names)) == len(names):
+        return names
+    common = os.path.commonpath([os.path.abspath(str(p)) for p in paths])
+    return [os.path.relpath(os.path.abspath(str(p)), common) for p in paths]
 
 
 _PROBE = re.compile(r"\bprobe_us=([0-9.]+)")

@@ -177,6 +177,15 @@ def test_each_run_s_compute_probe_is_set_against_the_other_runs(tmp_path):
     assert expected[1] > 1.25 > max(e for i, e in enumerate(expected) if e and i != 1)  # the slow run stands apart
 
 
+def test_runs_of_one_file_name_in_folders_of_their_own_are_told_apart(tmp_path):
+    """verdict_rates.py leaves run-1/report.json, run-2/report.json, ...: each run's line names its folder."""
+    for i in range(5):
+        (tmp_path / f"run-{i}").mkdir()
+    paths = [report(tmp_path / f"run-{i}", "report.json", [("sendrecv", v)], uuid=f"u{i}") for i, v in enumerate(MAXIMA)]
+    runs = references.build(paths, "local", "tester", max_detectable=100)["provenance"]["runs"]
+    assert [r["report"] for r in runs] == [f"run-{i}/report.json" for i in range(5)]
+
+
 def test_runs_of_different_launches_a_case_are_refused_and_the_count_is_the_file_s(tmp_path, capsys):
     """Each repeat is a case's median over its launches: runs of 1 and 5 launches are not repeats of
     one figure (one line, nothing written); runs of 5 make a file that says so."""
