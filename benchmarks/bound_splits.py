@@ -74,7 +74,7 @@ def recomputed(paths, statistic, folder) -> list:
 def entry(doc, case, var):
     """The reference entry [median, lower, upper, unit] of a case's variable, or None."""
     node = doc.get(case["display_name"].split()[0])
-    for part in (f"{case['system']}:{case['partition']}", case["environ"], *references.parameters(case).values()):
+    for part in references.key_of(case):
         if not isinstance(node, dict):
             return None
         node = node.get(part)

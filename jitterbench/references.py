@@ -396,6 +396,12 @@ def parameters(case):
     return {name: case[name] for name in parameter_names(case["display_name"])}
 
 
+def key_of(case) -> tuple:
+    """Where a case's values sit in a reference document, below its check: partition, environment
+    and its parameters' values in the check's $index order."""
+    return f"{case['system']}:{case['partition']}", case["environ"], *parameters(case).values()
+
+
 def parameter_names(display_name):
     return re.findall(r"%(\w+)=", display_name)
 
@@ -572,7 +578,7 @@ def build(report_paths, system, measured_by, false_alarm_rate=bounds.FALSE_ALARM
         facts["modes"].add(mode[1] if mode else "(none)")
         check = case["display_name"].split()[0]
         index.setdefault(check, index_of(case))
-        key = (f"{case['system']}:{case['partition']}", case["environ"], *parameters(case).values())
+        key = key_of(case)
         case_calls = case.get("calls") if isinstance(case.get("calls"), int) else None
         if case_calls:
             facts["calls"].add(case_calls)
