@@ -367,12 +367,15 @@ def test_the_papers_mode_on_the_torus_and_the_check_against_its_references(ring,
     assert table.count("<td>pass</td>") == 3
 
     checked = tmp_path / "checked"
+    # made as the references were (5 rounds of 2 launches), or the run is refused
     proc = subprocess.run(clusters.reframe_command(
         "torus", "-c", "reframe_checks/contention.py", "-n", "ContentionCheck", "-P", "pattern=link",
         "-S", "msg_sizes=65536", "-S", "distances=3", "-S", "calls=20", "-S", "valid_prog_environs=openmpi",
-        "--max-retries=1"), cwd=REPO, env=run_env(ring, checked, references=REPO / "reference_data"),
+        "--repeat=5", "--max-retries=1"), cwd=REPO,
+        env={**run_env(ring, checked, references=REPO / "reference_data"), "JB_LAUNCHES": "2"},
         capture_output=True, text=True, timeout=600)
-    (link,) = [c for c in report_cases(checked) if c["result"] != "skip"]
+    # the last of the rounds judges the median of all ten launches
+    (link,) = [c for c in report_cases(checked) if c["result"] != "skip" and c["rounds_pooled"] == 5]
     assert proc.returncode == 0 and link["result"] == "pass", proc.stdout[-3000:]
     # [value, reference, lower, upper, unit, result]: checked against a committed reference
     perf = link["perfvalues"]
