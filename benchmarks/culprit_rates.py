@@ -10,7 +10,8 @@ injected on one task, whether that task and its node are named and in what share
 cluster: eval "$(ci/vcluster/vcluster.sh env)" first); the MPI's yield_vars are set there, since
 the virtual cluster's nodes share this machine's cores (jitterbench/mpi.py).
 
---launches L judges each case over its L launches, as the report does; launch I rotates the ranks'
+--launches L judges each case over its L launches, as the report does: with holders alike, and
+against the clean cases' launches, as `compare` judges a run against a baseline's; launch I rotates the ranks'
 roles by --rank-order I, as a check's launches do (jitterbench/harness/launches.sh), unless
 --as-launched: the clean cases then say what the rotation removes.
 
@@ -50,25 +51,33 @@ def named(found):
 
 
 def over_launches(m, args, culprit):
-    """--clean and --injected cases of --launches launches each, every case judged over its launches."""
+    """--clean and --injected cases of --launches launches each, every case judged over its launches
+    (report_figures.over_launches): with holders alike, and against the launches of the clean cases
+    (the other clean cases, for a clean one), as `compare` judges a run against a baseline's."""
     inject = ["--inject", f"{args.p}:{args.wait_us}", "--inject-tasks", str(culprit)]
     print(f"# {m.name}, {args.ranks} ranks, {args.tasks_per_node} a node, {args.calls} calls, cases of {args.launches} "
           f"launches, {'as launched' if args.as_launched else 'the roles rotated by launch (--rank-order)'}; "
-          f"a holder named where a strict majority of a case's launches named it")
-    for kind, cases, extra in (("clean", args.clean, []), ("injected", args.injected, inject)):
-        named_cases = Counter()
-        for c in range(cases):
-            results = [one_run(m, args, 10_000 * (kind == "injected") + 100 * c + launch,
-                               [*extra, "--rank-order", str(0 if args.as_launched else launch + 1)])
-                       for launch in range(args.launches)]
-            for key in ("slowest", "latest"):
-                founds = [r[key] for r in results if (r.get(key) or {}).get("decided_calls")]
-                if founds:
-                    held, rate = report_figures.over_launches(founds)
-                    named_cases[key] += bool(held["nodes"] or held["tasks"])
-                    print(f"{kind} case {c} {key}: nodes {held['nodes'] or '-'}, tasks {held['tasks'] or '-'} "
-                          f"over {len(founds)} launches (the rule's rate {rate:.3g})", flush=True)
-        print(f"{kind}: cases naming a holder over launches: {dict(named_cases)} of {cases}")
+          f"a holder named where it held most maxima in more launches than its chance allows")
+    launched = {kind: [[one_run(m, args, 10_000 * (kind == "injected") + 100 * c + launch,
+                                [*extra, "--rank-order", str(0 if args.as_launched else launch + 1)])
+                        for launch in range(args.launches)] for c in range(cases)]
+                for kind, cases, extra in (("clean", args.clean, []), ("injected", args.injected, inject))}
+    for key in ("slowest", "latest"):
+        clean = [[r[key] for r in results if r.get(key)] for results in launched["clean"]]
+        for kind, cases in launched.items():
+            named = Counter()
+            for c, results in enumerate(cases):
+                founds = [r[key] for r in results if r.get(key)]
+                if not founds:
+                    continue
+                others = [f for i, case in enumerate(clean) if kind != "clean" or i != c for f in case]
+                for against, baseline in (("alike", None), ("clean", report_figures.launches_won(others) if others else None)):
+                    held, rate = report_figures.over_launches(founds, baseline)
+                    named[against] += bool(held["nodes"] or held["tasks"])
+                    print(f"{kind} case {c} {key}, against {against}: nodes {held['nodes'] or '-'}, "
+                          f"tasks {held['tasks'] or '-'} over {len(founds)} launches (rate {rate:.3g})", flush=True)
+            print(f"{kind}, {key}: cases naming a holder: {named['alike']} of {len(cases)} with holders alike, "
+                  f"{named['clean']} against the clean cases' launches")
     return 0
 
 
@@ -86,7 +95,7 @@ def main():
     parser.add_argument("--srun", default="", help="srun's options: launch with srun instead")
     parser.add_argument("--launches", type=int, default=1,
                         help="launches a case: with more than one, each case's clean and injected launches are "
-                             "also judged together (report_figures.over_launches: a strict majority)")
+                             "also judged together (report_figures.over_launches)")
     parser.add_argument("--as-launched", action="store_true",
                         help="with --launches: keep the ranks' roles as launched (no --rank-order rotation)")
     args = parser.parse_args()

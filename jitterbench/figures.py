@@ -107,7 +107,7 @@ def subplots(rows=1, cols=1, figsize=(7, 4.5), squeeze=True):
 
 
 def figure(draw):
-    """The report's figure that draw(col) draws from a runs.Collection.  draw's docstring is
+    """The report's figure that draw(col, *args) draws from a runs.Collection.  draw's docstring is
     the figure's title, a blank line and its caption; it returns (header, rows, matplotlib
     figure[, note]), or, where the runs hold no data for it, a string saying which run
     would give it.  The figure's name is draw's, with '-' for '_'."""
@@ -115,8 +115,8 @@ def figure(draw):
     caption = " ".join(caption.split())
 
     @functools.wraps(draw)
-    def make(col) -> Figure:
-        drawn, name = draw(col), draw.__name__.replace("_", "-")
+    def make(col, *args) -> Figure:
+        drawn, name = draw(col, *args), draw.__name__.replace("_", "-")
         if isinstance(drawn, str):
             return Figure(name, title, caption, note=drawn)
         return Figure(name, title, caption, *drawn)

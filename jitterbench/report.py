@@ -148,7 +148,7 @@ def write(col: Collection, out: Path, title: str, baseline: str | None = None, h
     other folder or file at out is left alone, and the error says so."""
     def fill(folder: Path):
         (folder / "figures").mkdir()
-        figs = report_figures.all_figures(col)
+        figs = report_figures.all_figures(col, baseline)
         history_figs = histories.figures(history) if history else []
         images, written = {}, ["index.html"]
         for f in [*figs, *history_figs]:

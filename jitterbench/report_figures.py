@@ -38,24 +38,65 @@ def distributions(col):
             "worst us", "p99 all us"), rows, fig
 
 
-def over_launches(founds):
-    """A case's launches as one (issue 41: a task that shares a core for a whole launch looks like a
-    culprit within that launch): the nodes and tasks a strict majority of the launches named, each
-    launch by its own test, and the false-alarm rate of that rule where the tasks are alike.  A
-    launch names a given holder with probability at most its rate, so k of n launches do with at
-    most binom.sf(k - 1, n, rate), and any of the job's holders at most that times their number.
-    founds: each launch's `slowest` or `latest`; returns ({"nodes": [(node, k)], "tasks": [(task,
-    k)]}, the rule's rate)."""
+def launch_holders(found):
+    """The node and the task that held the per-call MAX in most of one launch's decided calls: (node,
+    task), each None where no call was decided or two held it equally.  The benchmark records one
+    commonest task, the first of a tie among more than two (a bias a baseline's launches share)."""
+    if not found.get("decided_calls"):
+        return None, None
+    calls = found["node_calls"]
+    node = calls.index(max(calls)) if calls.count(max(calls)) == 1 else None
+    commonest = found.get("commonest_task") or {}
+    tied = sum(found["node_tasks"]) == 2 and 2 * commonest.get("calls", 0) == found["decided_calls"]
+    return node, None if tied or "task" not in commonest else commonest["task"]
+
+
+def launches_won(founds):
+    """Per kind, the launches each node and each task held the maximum in (launch_holders), and the
+    launches counted: what a baseline's runs say of a case's holders."""
+    won = {"nodes": Counter(), "tasks": Counter(), "launches": len(founds)}
+    for found in founds:
+        for kind, holder in zip(("nodes", "tasks"), launch_holders(found)):
+            if holder is not None:
+                won[kind][holder] += 1
+    return won
+
+
+def over_launches(founds, baseline=None):
+    """A case's launches as one (issue 41): launch-to-launch variation dominates call-to-call, so the
+    launch, not the call, is the unit of the test.  Each launch names the node and the task that held
+    the maximum in most of its decided calls (launch_holders); a holder that did so in k of the n
+    launches is named where binom.sf(k - 1, n, q) passes Holm over the job's nodes and tasks at the
+    launches' stated rate.  q, the chance that a launch is the holder's, is 1 / holders where the
+    tasks are alike, or, against a baseline (launches_won of the same case on the reference machine),
+    its share of the baseline's launches, (won + 1) / (launches + holders): a slot that this machine
+    always makes slowest (a core taking interrupts, rank 0's extra work) is then no culprit, and a
+    holder that is slowest more often than there is.  One launch is judged by its own test, whose
+    rate assumes the tasks alike within the launch (a task sharing a core for the launch is named).
+    founds: each launch's `slowest` or `latest`; returns ({"nodes": [(node, k)], "tasks": [(task, k)]},
+    the rate)."""
     from scipy import stats  # noqa: PLC0415  SciPy only where a report is drawn
 
     n, rate = len(founds), founds[0]["rate"]
-    majority = n // 2 + 1
-    named = {}
-    for kind, what in (("nodes", "node"), ("tasks", "task")):
-        counts = Counter(e[what] for found in founds for e in found.get(kind, []))
-        named[kind] = sorted(((holder, k) for holder, k in counts.items() if k >= majority), key=lambda hk: -hk[1])
-    holders = len(founds[0]["node_calls"]) + sum(founds[0]["node_tasks"])
-    return named, rate if n == 1 else min(1.0, holders * float(stats.binom.sf(majority - 1, n, rate)))
+    if n == 1:
+        return {kind: [(e[what], 1) for e in founds[0].get(kind, [])]
+                for kind, what in (("nodes", "node"), ("tasks", "task"))}, rate
+    won = launches_won(founds)
+    holders = {"nodes": len(founds[0]["node_calls"]), "tasks": sum(founds[0]["node_tasks"])}
+    pvalues = {}
+    for kind, many in holders.items():
+        if many < 2:
+            continue  # one node holds every maximum: it is no culprit
+        for holder, k in won[kind].items():
+            base = (baseline[kind][holder] + 1) / (baseline["launches"] + many) if baseline else 1 / many
+            pvalues[(kind, holder)] = float(stats.binom.sf(k - 1, n, base))
+    family = sum(many for many in holders.values() if many > 1)
+    named = {"nodes": [], "tasks": []}
+    for rank, ((kind, holder), p) in enumerate(sorted(pvalues.items(), key=lambda kp: kp[1])):
+        if p > rate / (family - rank):  # Holm's step-down; a holder that won no launch has p = 1
+            break
+        named[kind].append((holder, won[kind][holder]))
+    return named, rate
 
 
 def _named(found, key, what):
@@ -64,20 +105,23 @@ def _named(found, key, what):
 
 
 @figure
-def culprits(col):
+def culprits(col, baseline=None):
     """Whose maximum: the tasks and nodes that held the per-call MAX, or waited longest before communicating
 
     For each case, the share of its decided calls whose maximum a node's task held (bars) against the node's
     share of the tasks (black ticks): "slowest" is the task whose call took longest (it waited most); "latest",
     where the benchmark times it (jb-halo), the task whose call spent longest before its communication (the late
     sender the others waited for).  A call is decided where the maximum stands out by more than the
-    synchronisation resolves.  Each launch names the nodes and tasks held more often than their share by a
-    one-sided binomial test, Holm-corrected over the job's nodes and tasks at the stated false-alarm rate; such
-    a test assumes the tasks alike, so a task that shares a core for a whole launch shows as named in that
-    launch.  A case of several launches names only what a strict majority of its launches named ("in k of n"),
-    a rule whose false-alarm rate where the tasks are alike is the rate column's.
+    synchronisation resolves.  A case of one launch names the nodes and tasks held more often than their share
+    by a one-sided binomial test, Holm-corrected over the job's nodes and tasks at the stated false-alarm rate;
+    such a test assumes the tasks alike within the launch, so a task that shares a core for a whole launch is
+    named.  A case of several launches is judged over its launches: each names the node and the task that held
+    most of its maxima, and a holder is named where it did so in more launches than its chance allows
+    (binomial, Holm, the rate column's): one in as many as there are holders, or, compared with a baseline,
+    its share of the baseline's launches of the same case (the "against" column), so that a slot the
+    baseline's machine always makes slowest is no culprit there.
     """
-    cases, seen = {}, set()  # a case's launches (its documents), per result variant
+    cases, matched, seen = {}, {}, set()  # a case's launches (its documents) per result variant; its key across labels
     for number, case in enumerate(col.cases):
         for d in case.documents:
             described = benchmarks.by_benchmark(d.get("benchmark"))
@@ -89,14 +133,24 @@ def culprits(col):
                 for key in ("slowest", "latest"):
                     found = r.get(key)
                     if isinstance(found, dict) and found.get("decided_calls"):
-                        cases.setdefault((described.benchmark, case.label, results_mpi(d), what, key, number, i),
-                                         []).append((found, r.get("calls", "?")))
+                        group = (described.benchmark, case.label, results_mpi(d), what, key, number, i)
+                        cases.setdefault(group, []).append((found, r.get("calls", "?")))
+                        matched[group] = (case.check, case.environ, tuple(sorted(case.params.items())), what, key)
     if not cases:
         return "no benchmark documents that say whose maximum it was (jb-halo, jb-pingpong, ... of this release)"
+    # the baseline's launches of each case, over all its runs: the chance of each holder there
+    reference = {}
+    for group, launches in cases.items():
+        if baseline is not None and group[1] == baseline:
+            won = launches_won([found for found, _ in launches])
+            kept = reference.setdefault(matched[group], {"nodes": Counter(), "tasks": Counter(), "launches": 0})
+            for kind in ("nodes", "tasks", "launches"):
+                kept[kind] += won[kind]
     rows, drawn = [], []
-    for (bench, label, mpi, what, key, *_), launches in cases.items():
-        founds = [found for found, _ in launches]
-        named, rate = over_launches(founds)
+    for group, launches in cases.items():
+        (bench, label, mpi, what, key, *_), founds = group, [found for found, _ in launches]
+        against = reference.get(matched[group]) if label != baseline else None
+        named, rate = over_launches(founds, against)
         if len(founds) == 1:
             nodes, tasks = _named(founds[0], "nodes", "node"), _named(founds[0], "tasks", "task")
             decided = f"{founds[0]['decided_calls']}/{launches[0][1]}"
@@ -104,7 +158,9 @@ def culprits(col):
             nodes, tasks = (", ".join(f"{h} (in {k} of {len(founds)} launches)" for h, k in named[kind][:4]) or "none"
                             for kind in ("nodes", "tasks"))
             decided = f"{sum(f['decided_calls'] for f in founds)}/{sum(c for _, c in launches if isinstance(c, int))}"
-        rows.append((bench, label, mpi, what, key, len(founds), decided, fmt(rate), nodes, tasks))
+        judged = ("the launch's calls" if len(founds) == 1 else
+                  f"{baseline} ({against['launches']} launches)" if against else "holders alike")
+        rows.append((bench, label, mpi, what, key, len(founds), decided, fmt(rate), judged, nodes, tasks))
         node_calls = [sum(calls) for calls in zip(*(f["node_calls"] for f in founds))]
         shown = {"node_calls": node_calls, "node_tasks": founds[0]["node_tasks"],
                  "named": {h for h, _ in named["nodes"]}}
@@ -120,8 +176,8 @@ def culprits(col):
         ax.scatter(nodes, [t / total for t in tasks], marker="_", s=200, color="black", zorder=3)
         ax.set_title(text(title), fontsize=8)
         finish(fig, ax, "node", "share of decided calls")
-    return ("benchmark", "label", "MPI", "variant", "whose", "launches", "decided calls", "rate", "nodes named",
-            "tasks named"), rows, fig
+    return ("benchmark", "label", "MPI", "variant", "whose", "launches", "decided calls", "rate", "against",
+            "nodes named", "tasks named"), rows, fig
 
 
 # the figures over every benchmark, after each benchmark's own
@@ -134,5 +190,6 @@ def every():
     return tuple(make for d in benchmarks.ALL for make in d.figures) + OVER_ALL
 
 
-def all_figures(col):
-    return [make(col) for make in every()]
+def all_figures(col, baseline=None):
+    """Every figure of col; whose maximum (culprits) judges each label's launches against the baseline's."""
+    return [make(col, baseline) if make is culprits else make(col) for make in every()]

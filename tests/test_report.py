@@ -5,10 +5,10 @@ browser (headless Chromium)."""
 from __future__ import annotations
 
 import json
-import math
 import os
 import shutil
 import xml.etree.ElementTree as ET
+from collections import Counter
 from pathlib import Path
 
 import numpy as np
@@ -327,21 +327,59 @@ def test_the_page_opens_with_the_verdict_and_keeps_provenance_folded_and_the_env
 
 
 @pytest.mark.unit
-def test_a_case_of_several_launches_names_what_a_majority_of_them_named():
-    """Over launches (issue 41, item 5): a holder named in a strict majority of a case's launches, at
-    the rule's false-alarm rate where tasks are alike: the job's 4 holders (2 nodes, 2 tasks) x the
-    chance of 6 or more of 10 launches at the launches' own 1 %."""
-    def launch(tasks=(), nodes=()):
-        return {"rate": 0.01, "node_calls": [5, 5], "node_tasks": [1, 1],
-                "tasks": [{"task": t} for t in tasks], "nodes": [{"node": n} for n in nodes]}
+def test_a_case_of_several_launches_is_judged_by_the_launches_each_holder_won():
+    """Over launches (issue 41, item 5): each launch names the holder of most of its decided calls,
+    and a holder is named where it did so in more launches than its chance allows (binomial, Holm
+    over the job's 2 nodes and 2 tasks at the launches' 1 %): 1 in 2 where holders are alike, its
+    share of a baseline's launches of the case where one is given."""
+    def launch(task, node_calls=(8, 2), task_calls=8):
+        return {"rate": 0.01, "decided_calls": 10, "node_calls": list(node_calls), "node_tasks": [1, 1],
+                "tasks": [], "nodes": [], "commonest_task": {"task": task, "node": task, "calls": task_calls}}
 
-    founds = [launch((1,), (1,))] * 6 + [launch((0,))] * 2 + [launch()] * 2
-    named, rate = report_figures.over_launches(founds)
+    # 10 of 10 launches: 0.5^10 = 0.00098, below 0.01 / 4; 9 of 10: 11 / 1024 = 0.0107, above
+    assert report_figures.over_launches([launch(0)] * 10) == ({"nodes": [(0, 10)], "tasks": [(0, 10)]}, 0.01)
+    assert report_figures.over_launches([launch(0)] * 9 + [launch(1, (2, 8))]) == ({"nodes": [], "tasks": []}, 0.01)
+    # a tie of the two tasks (5 of 10 calls each) and of the nodes is no launch's holder
+    ties = [launch(0, (5, 5), 5)] * 3 + [launch(1, (2, 8))] * 7
+    assert report_figures.launches_won(ties) == {"nodes": Counter({1: 7}), "tasks": Counter({1: 7}), "launches": 10}
+    # against a baseline whose task (and node) 0 held 90 of 100 launches: q = 91 / 102, and 10 of 10 is
+    # its habit (p = 0.32); task 1 held 10 of 100 (q = 11 / 102), so 6 of 10 (p = 1.6e-4) names it
+    habit = {"nodes": Counter({0: 90, 1: 10}), "tasks": Counter({0: 90, 1: 10}), "launches": 100}
+    assert report_figures.over_launches([launch(0)] * 10, habit)[0] == {"nodes": [], "tasks": []}
+    named, _ = report_figures.over_launches([launch(1, (2, 8))] * 6 + [launch(0)] * 4, habit)
     assert named == {"nodes": [(1, 6)], "tasks": [(1, 6)]}
-    assert rate == pytest.approx(4 * sum(math.comb(10, k) * 0.01 ** k * 0.99 ** (10 - k) for k in range(6, 11)))
-    named, _ = report_figures.over_launches([launch((1,))] * 5 + [launch((0,))] * 5)  # a tie is no majority
-    assert named == {"nodes": [], "tasks": []}
-    assert report_figures.over_launches([launch((1,))]) == ({"nodes": [], "tasks": [(1, 1)]}, 0.01)
+    # one node holds every maximum and is never named; one launch is judged by its own test
+    alone = {**launch(0, (10,)), "node_tasks": [2]}
+    assert report_figures.over_launches([alone] * 10)[0] == {"nodes": [], "tasks": [(0, 10)]}
+    own = {**launch(1), "tasks": [{"task": 1}]}
+    assert report_figures.over_launches([own]) == ({"nodes": [], "tasks": [(1, 1)]}, 0.01)
+
+
+@pytest.mark.unit
+def test_compared_with_a_baseline_a_slot_its_machine_always_makes_slowest_is_no_culprit(tmp_path):
+    """Two runs of one case, 10 launches each, task 0 slowest in every launch: alone, each names task
+    0 (10 of 10 against 1 in 2); compared, the second run's task 0 is judged against the baseline's
+    share of launches (11 / 12: p = 0.42) and is not named, and the row says what it was judged against."""
+    from conftest import halo_document
+    slowest = {"decided_calls": 10, "rate": 0.01, "node_calls": [10], "node_tasks": [2], "nodes": [], "tasks": [],
+               "commonest_task": {"task": 0, "node": 0, "calls": 9}}
+    specs = []
+    for name in ("base", "new"):
+        outputdir = tmp_path / name / "output" / "HaloCheck_1"
+        for i in range(1, 11):
+            (outputdir / f"launch-{i}").mkdir(parents=True)
+            (outputdir / f"launch-{i}" / "halo.json").write_text(json.dumps(halo_document(slowest=slowest)))
+        case = {"fixture": False, "result": "pass", "system": "s", "partition": "p", "environ": "openmpi",
+                "display_name": "HaloCheck %nodes=1 %placement=row", "nodes": 1, "placement": "row",
+                "perfvalues": {}, "outputdir": str(outputdir), "keep_files": ["launch-[0-9]*"]}
+        report = tmp_path / name / "report.json"
+        report.write_text(json.dumps({"session_info": {"uuid": name}, "runs": [{"testcases": [case]}]}))
+        specs.append(f"{name}={report}")
+    col = runs.collect(specs, progress=False)
+    alone = {row[1]: (row[8], row[10]) for row in report_figures.culprits(col).rows}
+    assert alone == {label: ("holders alike", "0 (in 10 of 10 launches)") for label in ("base", "new")}
+    compared = {row[1]: (row[8], row[10]) for row in report_figures.culprits(col, "base").rows}
+    assert compared == {"base": ("holders alike", "0 (in 10 of 10 launches)"), "new": ("base (10 launches)", "none")}
 
 
 @pytest.mark.unit
@@ -355,7 +393,8 @@ def test_the_culprits_figure_names_what_the_results_named(tmp_path):
     path.write_text(json.dumps(halo_document(latest=named, slowest=clean)))
     drawn = report_figures.culprits(runs.collect([str(path)], progress=False))
     label = drawn.rows[0][1]
-    assert drawn.rows == [("halo", label, "Open MPI v4.1.4", "isend-recv row 848", key, 1, "90/10", "0.01", nodes, tasks)
+    assert drawn.rows == [("halo", label, "Open MPI v4.1.4", "isend-recv row 848", key, 1, "90/10", "0.01",
+                           "the launch's calls", nodes, tasks)
                           for key, nodes, tasks in (("slowest", "none", "none"),
                                                     ("latest", "1 (89 %, fair 50 %)", "1 (89 %, fair 50 %)"))]
     bars = [p.get_height() for p in drawn.figure.axes[0].patches]

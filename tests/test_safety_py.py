@@ -158,7 +158,7 @@ def test_ctrl_c_while_the_report_is_drawn_keeps_the_old_report(tmp_path, capsys,
                                                                  monkeypatch):
     before = tree(tmp_path)
 
-    def interrupted(col):
+    def interrupted(col, baseline=None):
         raise KeyboardInterrupt
 
     monkeypatch.setattr(report_figures, "all_figures", interrupted)
