@@ -69,9 +69,9 @@ def over_launches(founds, baseline=None):
     launches is named where binom.sf(k - 1, n, q) passes Holm over the job's nodes and tasks at the
     launches' stated rate.  q, the chance that a launch is the holder's, is 1 / holders where the
     tasks are alike, or, against a baseline (launches_won of the same case on the reference machine),
-    its share of the baseline's launches, (won + 1) / (launches + holders): a slot that this machine
-    always makes slowest (a core taking interrupts, rank 0's extra work) is then no culprit, and a
-    holder that is slowest more often than there is.  One launch is judged by its own test, whose
+    its share of the baseline's launches, (won + 1) / (launches + holders): a slot that the baseline's
+    machine always makes slowest (a core taking interrupts, rank 0's extra work) is then named only
+    where it is slowest more often than it was there.  One launch is judged by its own test, whose
     rate assumes the tasks alike within the launch (a task sharing a core for the launch is named).
     founds: each launch's `slowest` or `latest`; returns ({"nodes": [(node, k)], "tasks": [(task, k)]},
     the rate)."""
