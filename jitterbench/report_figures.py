@@ -38,6 +38,16 @@ def distributions(col):
             "worst us", "p99 all us"), rows, fig
 
 
+def _readable(found):
+    """A `slowest` or `latest` this figure can read: a rate, the calls decided, and per node its calls
+    and tasks (as many of each, whole numbers); another document's is passed over."""
+    nodes, tasks = found.get("node_calls"), found.get("node_tasks")
+    return (isinstance(found.get("decided_calls"), int) and found["decided_calls"] > 0
+            and isinstance(found.get("rate"), (int, float)) and isinstance(found.get("commonest_task") or {}, dict)
+            and isinstance(nodes, list) and isinstance(tasks, list) and 0 < len(nodes) == len(tasks)
+            and all(isinstance(v, int) for v in nodes + tasks))
+
+
 def launch_holders(found):
     """The node and the task that held the per-call MAX in most of one launch's decided calls: (node,
     task), each None where no call was decided or two held it equally.  The benchmark records one
@@ -132,20 +142,18 @@ def culprits(col, baseline=None):
                 what = " ".join(str(r[k]) for k in described.distribution if k in r)
                 for key in ("slowest", "latest"):
                     found = r.get(key)
-                    if isinstance(found, dict) and found.get("decided_calls"):
+                    if isinstance(found, dict) and _readable(found):
                         group = (described.benchmark, case.label, results_mpi(d), what, key, number, i)
                         cases.setdefault(group, []).append((found, r.get("calls", "?")))
                         matched[group] = (case.check, case.environ, tuple(sorted(case.params.items())), what, key)
     if not cases:
         return "no benchmark documents that say whose maximum it was (jb-halo, jb-pingpong, ... of this release)"
     # the baseline's launches of each case, over all its runs: the chance of each holder there
-    reference = {}
+    pooled = {}
     for group, launches in cases.items():
         if baseline is not None and group[1] == baseline:
-            won = launches_won([found for found, _ in launches])
-            kept = reference.setdefault(matched[group], {"nodes": Counter(), "tasks": Counter(), "launches": 0})
-            for kind in ("nodes", "tasks", "launches"):
-                kept[kind] += won[kind]
+            pooled.setdefault(matched[group], []).extend(found for found, _ in launches)
+    reference = {case: launches_won(founds) for case, founds in pooled.items()}
     rows, drawn = [], []
     for group, launches in cases.items():
         (bench, label, mpi, what, key, *_), founds = group, [found for found, _ in launches]

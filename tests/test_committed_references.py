@@ -60,7 +60,7 @@ def test_committed_local_references_are_made_by_the_rule_and_cover_the_quick_sui
 @pytest.mark.unit
 def test_committed_torus_references_are_made_by_the_rule_and_hold_the_contention_test_s_variable():
     """reference_data/torus.yaml: seven quick runs of 5 rounds of 2 launches on the ring of six by the
-    stated rule, with its fingerprint (three lost an Open MPI case to a crash at start-up: 5-7 repeats);
+    stated rule, with its fingerprint (three lost Open MPI cases to a crash at start-up: 5-7 repeats);
     the link pattern's slowdown at 3 pairs that test_contention.py checks against it."""
     from jitterbench import references
     text = (REPO / "reference_data" / "torus.yaml").read_text()

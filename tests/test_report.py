@@ -402,3 +402,8 @@ def test_the_culprits_figure_names_what_the_results_named(tmp_path):
     empty = tmp_path / "old.json"
     empty.write_text(json.dumps(halo_document()))
     assert "no benchmark documents" in report_figures.culprits(runs.collect([str(empty)], progress=False)).note
+    # an entry it cannot read (no nodes, or counts that are no whole numbers) is passed over, never a traceback
+    for broken in ({**named, "node_calls": [], "node_tasks": []}, {**named, "node_calls": ["x", 1]},
+                   {**named, "node_tasks": [1]}, {**named, "commonest_task": [1]}, {**named, "rate": None}):
+        empty.write_text(json.dumps(halo_document(latest=broken, slowest=broken)))
+        assert "no benchmark documents" in report_figures.culprits(runs.collect([str(empty)], progress=False)).note
