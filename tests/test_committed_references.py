@@ -105,3 +105,22 @@ def test_committed_vcluster_references_are_made_by_the_rule_and_cover_the_quick_
             node = node[key]
         assert node[item["variable"]][1:3] == [None, None]
     assert len(listed) == len(doc["not_assertable"])
+
+
+@pytest.mark.unit
+def test_every_acceptance_job_runs_as_its_system_s_references_were_made():
+    """ci/gitlab-ci.yml: each system's acceptance job makes its figures the median of what its
+    reference file's were (JB_ROUNDS, JB_LAUNCHES: the job's own, else the pipeline's, else the
+    defaults), or no reference of the file would judge it (fingerprint.differences)."""
+    import yaml
+
+    from jitterbench import fingerprint, references, settings
+    pipeline = yaml.safe_load((REPO / "ci" / "gitlab-ci.yml").read_text())
+    defaults = {name: str(v["value"]) if isinstance(v, dict) else str(v) for name, v in pipeline["variables"].items()}
+    jobs = {name.split(":", 1)[1]: job for name, job in pipeline.items() if name.startswith("acceptance:")}
+    assert sorted(jobs) == ["local", "vcluster"]
+    for system, job in jobs.items():
+        env = {**defaults, **{name: str(v) for name, v in job.get("variables", {}).items()}}
+        fp = references.load(REPO / "reference_data" / f"{system}.yaml")["fingerprint"]
+        made = fp["launches"]["HaloCheck"] if "launches" in fp else [1]
+        assert fingerprint.made_of(settings.launches(env), settings.rounds(env)) in made, system
