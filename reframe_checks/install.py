@@ -10,14 +10,16 @@ JB_PREFIX=DIR/{environ}.  Tagged `install` only: no mode runs it.
 import reframe as rfm
 from reframe.core.builtins import run_after
 
-from jitterbench.harness.checks import JitterbenchBuild
+from jitterbench.harness.checks import TRANSPORT_VARIANTS, JitterbenchBuild
 
 
 @rfm.simple_test
 class JitterbenchInstall(JitterbenchBuild):
     descr = "build and install every benchmark for one programming environment"
     valid_systems = ["+mpi"]
-    valid_prog_environs = ["+mpi"]
+    # an MPI over another of its transports (the virtual cluster's openmpi-ucx) is an environment
+    # of its own, whose checks take their binaries from DIR/<its name> like every other's
+    valid_prog_environs = ["+mpi", *TRANSPORT_VARIANTS]
     tags = {"install"}
 
     @run_after("init")

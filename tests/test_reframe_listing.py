@@ -33,6 +33,18 @@ def test_every_check_of_a_large_machine_is_listed():
 
 
 @pytest.mark.reframe
+def test_the_build_stage_installs_for_every_environment_a_check_runs_under():
+    """The pipeline's acceptance stage takes each environment's binaries from the build stage's
+    install/<environ>; on the virtual cluster that is also the transports' variants (openmpi-ucx,
+    mpich-ofi), whose checks failed at 'test -x install/openmpi-ucx/bin/jb-halo' when the build
+    stage installed for the plain MPIs only."""
+    installed = {where for _, where in listing("--system", "vcluster", "-c", "reframe_checks/install.py",
+                                               "-S", "install_root=/nonexistent")}
+    checked = {where for _, where in listing("--system", "vcluster", "-c", "reframe_checks/halo.py")}
+    assert installed == checked and {"vcluster:vc+openmpi-ucx", "vcluster:vc+mpich-ofi"} <= installed
+
+
+@pytest.mark.reframe
 def test_the_study_s_torus_of_three_tasks_a_dimension_one_a_node_is_a_case(tmp_path):
     """Hein, Booth and Bull ran 3 processors per dimension, one per LPAR: 27 nodes of one task
     make a 3 x 3 x 3 torus (MPI_Dims_create), a dry run on c1a's partition of 120 nodes."""
