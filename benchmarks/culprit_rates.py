@@ -63,21 +63,20 @@ def over_launches(m, args, culprit):
                         for launch in range(args.launches)] for c in range(cases)]
                 for kind, cases, extra in (("clean", args.clean, []), ("injected", args.injected, inject))}
     for key in ("slowest", "latest"):
-        clean = [[r[key] for r in results if r.get(key)] for results in launched["clean"]]
-        for kind, cases in launched.items():
-            named = Counter()
-            for c, results in enumerate(cases):
-                founds = [r[key] for r in results if r.get(key)]
+        found = {kind: [[r[key] for r in results if r.get(key)] for results in cases] for kind, cases in launched.items()}
+        for kind, cases in found.items():
+            naming = Counter()
+            for c, founds in enumerate(cases):
                 if not founds:
                     continue
-                others = [f for i, case in enumerate(clean) if kind != "clean" or i != c for f in case]
+                others = [f for i, case in enumerate(found["clean"]) if kind != "clean" or i != c for f in case]
                 for against, baseline in (("alike", None), ("clean", report_figures.launches_won(others) if others else None)):
                     held, rate = report_figures.over_launches(founds, baseline)
-                    named[against] += bool(held["nodes"] or held["tasks"])
+                    naming[against] += bool(held["nodes"] or held["tasks"])
                     print(f"{kind} case {c} {key}, against {against}: nodes {held['nodes'] or '-'}, "
                           f"tasks {held['tasks'] or '-'} over {len(founds)} launches (rate {rate:.3g})", flush=True)
-            print(f"{kind}, {key}: cases naming a holder: {named['alike']} of {len(cases)} with holders alike, "
-                  f"{named['clean']} against the clean cases' launches")
+            print(f"{kind}, {key}: cases naming a holder: {naming['alike']} of {len(cases)} with holders alike, "
+                  f"{naming['clean']} against the clean cases' launches")
     return 0
 
 
