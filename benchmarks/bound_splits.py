@@ -1,18 +1,20 @@
 """What a baseline of k runs gives on this machine, over many baselines drawn from recorded runs.
 
-    python benchmarks/bound_splits.py RUN_REPORT... [--k 5] [--splits 100] [--slow JacobiCheck:2:max_waitall]
+    python benchmarks/bound_splits.py RUN_REPORT... [--k 5] [--splits 100 | --first] [--slow JacobiCheck:2:max_waitall]
                                                     [--over-launches median|mean|lower-half]
 
 One baseline is a matter of luck: the main job's first five runs may fall in a quiet stretch of
 the machine or a slow one.  Each split here takes k of the given ReFrame run reports (the quick
 suite's, made the same way: `verdict_rates.py false-alarms` leaves twenty) as the baseline, builds
 its references with `references.build` (the rule itself), and judges every other run against them
-as ReFrame does (a value past median x (1 + upper), or below median x (1 + lower)).  It prints, over
-the splits:
+as ReFrame does (a value past median x (1 + upper), or below median x (1 + lower)).  --first takes
+the first k reports, in the order given, as the one baseline and judges every later one: as a site's
+runs are judged, against a baseline made before them.  It prints, over the splits:
 
 - per MPI, the minimum detectable slowdown of its central figures (the pool of medians over
-  launches, `references.pool_of`): the median and the range over the splits, and the share of
-  splits that bound them (within --max-detectable, 2x);
+  launches, `references.pool_of`) and the share of them bounded (within --max-detectable, 2x,
+  each at the larger of its MPI's and its check's slowdown): the median and the range over the
+  splits;
 - the share of judged runs with any variable past its bound (a false alarm: the runs are clean),
   beside the references' stated rate;
 - per --slow CHECK:FACTOR:TARGET, the share of judged runs in which that check, its times multiplied
@@ -113,6 +115,7 @@ def main():
     parser.add_argument("reports", nargs="+", help="ReFrame run reports of the quick suite, made the same way")
     parser.add_argument("--k", type=int, default=bounds.MIN_REPEATS, help="runs a baseline takes")
     parser.add_argument("--splits", type=int, default=100)
+    parser.add_argument("--first", action="store_true", help="one baseline: the first k reports; the later ones judged")
     parser.add_argument("--seed", type=int, default=1)
     parser.add_argument("--slow", action="append", default=[], metavar="CHECK:FACTOR:TARGET")
     parser.add_argument("--over-launches", choices=OVER_LAUNCHES, default="median")
@@ -133,13 +136,14 @@ def main():
         system = references.system_of(paths)
         rng = np.random.default_rng(args.seed)
         mds, alarms, trials, detected, rate = {}, 0, 0, {}, None
-        for _ in range(args.splits):
-            base = sorted(rng.choice(len(paths), args.k, replace=False))
+        for _ in range(1 if args.first else args.splits):
+            base = list(range(args.k)) if args.first else sorted(rng.choice(len(paths), args.k, replace=False))
             doc = references.build([paths[i] for i in base], system, "bound_splits.py", max_detectable=args.max_detectable)
             rate = doc["provenance"]["false_alarm_rate"]
             for pool in doc["provenance"]["pools"]:
                 if pool["variables"].startswith("time, median"):
-                    mds.setdefault(pool["environ"], []).append(pool["detectable_slowdown"])
+                    mds.setdefault(pool["environ"], []).append((pool["detectable_slowdown"],
+                                                                pool["bounded"] / pool["asserted"]))
             for i in (i for i in range(len(paths)) if i not in base):
                 alarm, _ = judged(doc, cases[paths[i]])
                 alarms += alarm
@@ -151,11 +155,13 @@ def main():
                             counts[0] += any_past
                             counts[1] += target_past
                             counts[2] += 1
-    print(f"{args.splits} baselines of {args.k} of the {len(paths)} runs; figures over launches: {args.over_launches}")
-    for environ, values in sorted(mds.items()):
+    print(f"{'the first' if args.first else args.splits} baseline(s) of {args.k} of the {len(paths)} runs; "
+          f"figures over launches: {args.over_launches}")
+    for environ, pairs in sorted(mds.items()):
+        values, shares = zip(*pairs)
         print(f"  {environ:9} central figures' minimum detectable slowdown: median {statistics.median(values):.2f}x "
-              f"(range {min(values):.2f}-{max(values):.2f}x); bounded within {args.max_detectable:g}x in "
-              f"{sum(v <= args.max_detectable for v in values)} of {len(values)} baselines")
+              f"(range {min(values):.2f}-{max(values):.2f}x); bounded within {args.max_detectable:g}x: median "
+              f"{statistics.median(shares):.0%} of them (range {min(shares):.0%}-{max(shares):.0%})")
     print(f"  false alarms: {alarms} of {trials} judged runs ({alarms / max(1, trials):.3f}; the references' rate {rate:g} a run)")
     for ((check, factor, target), environ), (any_past, target_past, n) in sorted(detected.items()):
         print(f"  {check} x{factor:g} under {environ}: failed in {any_past / n:.2f} of {n} judged runs, "

@@ -220,8 +220,9 @@ def run(args) -> int:
               f"{doc['provenance']['asserted']})")
         for pool in doc["provenance"]["pools"]:  # what a site wants to know first: can it fail on speed?
             print(f"  {pool['partition']} {pool['environ']}: {pool['asserted']} {pool['variables']} variable(s) "
-                  f"the rules assert, minimum detectable slowdown {pool['detectable_slowdown']:g}x: "
-                  f"{'all bounded' if pool['bounded'] else 'none bounded (above the limit ' + format(args.max_detectable, 'g') + 'x)'}")
+                  f"the rules assert, minimum detectable slowdown {pool['detectable_slowdown']:g}x, by check "
+                  + ", ".join(f"{check} {mds:g}x" for check, mds in pool["checks"].items())
+                  + f" (each variable's the larger): {pool['bounded']} bounded within {args.max_detectable:g}x")
         # where the noise lives: a run whose figures all moved together was the machine's that run
         print("  each run against the others (per environment, the median over its figures of value / the "
               "others' median, above 1 worse; the compute probe's likewise, where taken):")

@@ -528,7 +528,10 @@ def pool_of(check, key, unit, launches=1, variable=""):
     probe), Intel MPI's checks of five could detect 2.19x, apart 1.83x.  A percentile over calls is
     a tail of each launch, and spreads from run to run as no mean does: in the first baseline in
     rounds the p99s over 100 calls moved up to 3.6x against the other runs, the central figures at
-    most 1.72x (docs/references.md, Launches)."""
+    most 1.72x (docs/references.md, Launches).  build also pools each check's scores of a pool
+    alone and bounds each variable at the larger of the two: the MPI's pool alone gave Open MPI's
+    all-to-all of 1 KiB, which moves with the run more than its MPI's other checks, more than its
+    share of the rate (2 of 20 clean runs failed)."""
     if unit == "B":
         return key[0], key[1], "size"
     kind = "percentile over calls" if variable and _is_percentile(check, variable) else "time"
@@ -545,7 +548,8 @@ def build(report_paths, system, measured_by, false_alarm_rate=bounds.FALSE_ALARM
     """A reference document from k >= 5 runs of one system (docs/references.md: the rule).
 
     Per variant and asserted variable: the value is the median of the repeats and the worse
-    side is bounded at the median times the group's minimum detectable slowdown (bounds), with
+    side is bounded at the median times the larger minimum detectable slowdown (bounds) of its
+    pool (pool_of) and of its check's variables in that pool, with
     the suite's false-alarm rate split over the asserted variables (Bonferroni: every bound is
     checked by ReFrame alone, so each takes rate / m).  A variable not asserted, or whose
     minimum detectable slowdown is above max_detectable, gets [median, null, null, unit] (never
@@ -614,9 +618,11 @@ def build(report_paths, system, measured_by, false_alarm_rate=bounds.FALSE_ALARM
         raise ReferenceFileError(f"the runs' {check} cases were medians of {' and of '.join(map(fingerprint.described, counts))}: "
                                  f"a bound takes runs made one way (JB_ROUNDS, JB_LAUNCHES), as a judged run will be")
     for check, key, var in asserted:
-        groups.setdefault(pool_of(check, key, units[(check, var)], made[check][0], var), []).append((check, key, var))
-    slowdown, pools = {}, []
-    for (partition, environ, kind), members in sorted(groups.items()):
+        pool = pool_of(check, key, units[(check, var)], made[check][0], var)
+        groups.setdefault(pool, []).append((check, key, var))
+        groups.setdefault((*pool, check), []).append((check, key, var))
+    slowdown, pools = {}, {}
+    for (partition, environ, kind, *check), members in sorted(groups.items()):
         scores = np.concatenate([bounds.loo_scores(bounds.worse_logs(samples[m], roles[m].better)[None, :])
                                  for m in members])
         try:  # a rate so small that its bound is beyond a float: said of the rate, not of the file it would be in
@@ -628,9 +634,17 @@ def build(report_paths, system, measured_by, false_alarm_rate=bounds.FALSE_ALARM
             raise ReferenceFileError(f"a false-alarm rate of {false_alarm_rate:.3g} ({rate:.3g} for each of the "
                                      f"{len(asserted)} asserted variables) puts the bound beyond any number with "
                                      f"{scores.size} scores: give a larger --false-alarm-rate")
-        slowdown.update({m: mds for m in members})
-        pools.append({"partition": partition, "environ": environ, "variables": kind, "asserted": len(members),
-                      "detectable_slowdown": _significant(mds, 4), "bounded": mds <= max_detectable})
+        # each variable's bound is the larger of its environment's and its check's (the rate holds under either)
+        slowdown.update({m: max(mds, slowdown.get(m, 0.0)) for m in members})
+        if not check:
+            pools[partition, environ, kind] = {"partition": partition, "environ": environ, "variables": kind,
+                                               "asserted": len(members), "detectable_slowdown": _significant(mds, 4),
+                                               "checks": {}}
+        else:
+            pools[partition, environ, kind]["checks"][check[0]] = _significant(mds, 4)
+    for pool in pools.values():
+        members = groups[pool["partition"], pool["environ"], pool["variables"]]
+        pool["bounded"] = sum(slowdown[m] <= max_detectable for m in members)
 
     k = sorted({len(v) for v in samples.values()})
     calls_used = sorted(facts["calls"])
@@ -644,7 +658,7 @@ def build(report_paths, system, measured_by, false_alarm_rate=bounds.FALSE_ALARM
                    f"(fingerprint: launches), a one-sided prediction bound for one new run "
                    f"on the log scale at the suite's false-alarm rate {false_alarm_rate:g} split over "
                    f"{len(asserted)} asserted variables (Bonferroni), from the pooled leave-one-out scores of "
-                   f"the timed variables of each environment (docs/references.md)"),
+                   f"the timed variables of each environment and of each check, the larger (docs/references.md)"),
         "repeats": k[0] if len(k) == 1 else f"{k[0]}-{k[-1]}",
         "false_alarm_rate": false_alarm_rate,
         "asserted": len(asserted),  # m, the rate's divisor: those the rules assert, before the noise limit
@@ -654,9 +668,10 @@ def build(report_paths, system, measured_by, false_alarm_rate=bounds.FALSE_ALARM
         "modes": sorted(facts["modes"]),
         "calls": calls_used if calls_used else "the benchmarks' defaults",
         "commands": sorted(facts["commands"]),
-        # per pool of scores (pool_of): its asserted variables, their one minimum detectable slowdown,
-        # and whether that is within max_detectable (bounded) or not (not assertable here)
-        "pools": pools,
+        # per pool of scores (pool_of): its asserted variables, their minimum detectable slowdown, each
+        # check's own (its variables' scores alone), and how many of them, each bounded at the larger
+        # of the two, are within max_detectable (bounded; the others not assertable here)
+        "pools": list(pools.values()),
         "runs": run_factors(report_paths, samples, origins, {m: roles[m] for m in asserted}),
     }, "fingerprint": machine}
     for (check, key, var), values in sorted(samples.items(), key=lambda kv: repr(kv[0])):

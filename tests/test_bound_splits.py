@@ -55,11 +55,13 @@ def test_the_script_prints_the_splits_and_refuses_bad_input_in_one_line(tmp_path
                         capture_output=True, text=True, timeout=120)
     assert ok.returncode == 0, ok.stderr
     # three baselines of five of the six runs, each judging the one left
-    assert "3 baselines of 5 of the 6 runs; figures over launches: median" in ok.stdout
+    assert "3 baseline(s) of 5 of the 6 runs; figures over launches: median" in ok.stdout
     assert re.search(r"false alarms: [0-3] of 3 judged runs \(.*; the references' rate 0.01 a run\)", ok.stdout)
     assert re.search(r"openmpi +central figures' minimum detectable slowdown: median [0-9.]+x \(range [0-9.]+-[0-9.]+x\); "
-                     r"bounded within 1000x in 3 of 3 baselines", ok.stdout), ok.stdout
+                     r"bounded within 1000x: median 100% of them \(range 100%-100%\)", ok.stdout), ok.stdout
     assert "HaloCheck x100 under openmpi: failed in 1.00 of 3 judged runs, max in 1.00" in ok.stdout
+    first = subprocess.run([sys.executable, str(SCRIPT), *paths, "--first"], capture_output=True, text=True, timeout=120)
+    assert "the first baseline(s) of 5 of the 6 runs" in first.stdout and " of 1 judged runs " in first.stdout, first.stderr
     bad = tmp_path / "bad.json"
     bad.write_text(json.dumps({"runs": []}))
     for args, message in (([str(bad), *paths], "not a ReFrame run report"), (paths[:5], "--k must be"),

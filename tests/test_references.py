@@ -99,11 +99,11 @@ def test_malformed_stated_entries_name_the_entry(tmp_path, doc, message):
 
 
 def report(tmp_path, name, values, system="local", calls=100, uuid=None, quiet=False, launches=None, rounds=None,
-           probes=()):
-    """A ReFrame run report with one HaloCheck variant per (pattern, max) value under openmpi, and
-    where quiet the same variants under mpich with the same value in every run (7.0)."""
+           probes=(), check="HaloCheck"):
+    """A ReFrame run report with one variant of check (HaloCheck) per (pattern, max) value under
+    openmpi, and where quiet the same variants under mpich with the same value in every run (7.0)."""
     cases = [{
-        "display_name": f"HaloCheck %nodes=1 %pattern={pattern}", "nodes": 1, "pattern": pattern,
+        "display_name": f"{check} %nodes=1 %pattern={pattern}", "nodes": 1, "pattern": pattern,
         "system": system, "partition": "default", "environ": environ, "result": "pass", "fixture": False,
         "calls": calls, "mpi_library": "Open MPI v4.1.4", "cpu": "AMD EPYC; 2 CPUs", "transport": "vm: shm",
         **({"launches": launches} if launches else {}), **({"rounds": rounds} if rounds else {}),
@@ -161,6 +161,36 @@ def test_a_reference_bounds_the_worse_side_at_the_groups_detectable_slowdown(tmp
         float(f"{math.sqrt(v / math.exp(statistics.median(math.log(w) for w in MAXIMA if w != v))):.3g}")
         for v in MAXIMA]
     assert not any("probe" in r for r in prov["runs"])  # these runs took no compute probe
+
+
+def test_a_check_noisier_than_its_environment_s_others_is_bounded_by_its_own_scores(tmp_path):
+    """Each variable is bounded at the larger of two slowdowns: its environment's (every check's scores
+    pooled: a check whose runs happened to be steady is not bounded tighter than its MPI's runs allow)
+    and its check's own (a check whose runs spread more than its MPI's others does not take more than
+    its share of the rate)."""
+    steady, noisy = [10.0, 10.2, 9.9, 10.1, 10.0], [10.0, 13.0, 9.0, 16.0, 10.5]
+    paths = []
+    for i, (s, n) in enumerate(zip(steady, noisy)):
+        run = json.loads(report(tmp_path, f"h{i}.json", [("sendrecv", s)]).read_text())
+        other = json.loads(report(tmp_path, f"o{i}.json", [("sendrecv", n)], check="OsuCheck").read_text())
+        run["runs"][0]["testcases"] += other["runs"][0]["testcases"]
+        paths.append(tmp_path / f"h{i}.json")
+        paths[-1].write_text(json.dumps(run))
+    doc = references.build(paths, "local", "tester", max_detectable=100)
+    jitter = [1.5] * 5  # the same every run: scores of 0
+
+    def mds(*series):  # 4 asserted variables: max and jitter of each check (p99 over 100 calls is not)
+        return float(np.exp(bounds.threshold(bounds.loo_scores(np.log(series)), 0.01 / 4)))
+    environment, halo, osu = mds(steady, jitter, noisy, jitter), mds(steady, jitter), mds(noisy, jitter)
+    assert halo < environment < osu
+    for check, expected in (("HaloCheck", environment), ("OsuCheck", osu)):
+        leaf = doc[check]["local:default"]["openmpi"][1]["sendrecv"]
+        assert references.detectable_slowdown(leaf["max"]) == pytest.approx(expected, abs=1e-4)
+        assert leaf["jitter"][2] == leaf["max"][2]
+    (pool,) = doc["provenance"]["pools"]
+    assert pool["detectable_slowdown"] == pytest.approx(environment, rel=1e-3) and pool["asserted"] == 4
+    assert pool["checks"] == {"HaloCheck": pytest.approx(halo, rel=1e-3), "OsuCheck": pytest.approx(osu, rel=1e-3)}
+    assert pool["bounded"] == 4
 
 
 def test_each_run_s_compute_probe_is_set_against_the_other_runs(tmp_path):
@@ -266,10 +296,11 @@ def test_reference_command_writes_a_loadable_file(tmp_path, capsys):
     leaf = doc["HaloCheck"]["local:default"]["openmpi"][1]["isend-recv"]["max"]
     mds = references.detectable_slowdown(leaf) if pool["bounded"] else \
         next(e["detectable_slowdown"] for e in doc["not_assertable"] if e["variable"] == "max")
-    assert pool["detectable_slowdown"] == pytest.approx(mds, rel=1e-3)
+    assert pool["detectable_slowdown"] == pool["checks"]["HaloCheck"] == pytest.approx(mds, rel=1e-3)
+    assert pool["bounded"] in (0, 4) and doc["provenance"]["bounded"] == pool["bounded"]
     assert said[1] == (f"  local:default openmpi: 4 time variable(s) the rules assert, minimum detectable slowdown "
-                       f"{pool['detectable_slowdown']:g}x: " + ("all bounded" if pool["bounded"] else
-                                                                "none bounded (above the limit 2x)"))
+                       f"{pool['detectable_slowdown']:g}x, by check HaloCheck {pool['detectable_slowdown']:g}x "
+                       f"(each variable's the larger): {pool['bounded']} bounded within 2x")
     # then each run against the others: the one of 20 us among runs of 10-12 stands apart
     assert said[2].startswith("  each run against the others") and len(said) == 3 + len(MAXIMA)
     assert said[5] == "    r2.json: openmpi 1.36x"
