@@ -20,13 +20,13 @@ TORUS_VARIABLES = {f"{q}_{p}_{size}" for q in (*PER_CALL, "bandwidth") for size 
 
 @pytest.mark.unit
 def test_committed_local_references_are_made_by_the_rule_and_cover_the_quick_suite():
-    """reference_data/local.yaml: ten clean quick runs (at least ci/main.sh's baseline of five) by the
-    stated rule, with the fingerprint of the machine type; every variable of the quick suite there,
-    every noisy one listed."""
+    """reference_data/local.yaml: fifteen clean quick runs of two days (at least ci/main.sh's baseline
+    of five) by the stated rule, with the fingerprint of the machine type; every variable of the quick
+    suite there, every noisy one listed."""
     from jitterbench import references
     doc = references.load(REPO / "reference_data" / "local.yaml")
     prov, fp = doc["provenance"], doc["fingerprint"]
-    assert (prov["repeats"], prov["false_alarm_rate"], prov["modes"], prov["calls"]) == (10, 0.01, ["quick"], [100])
+    assert (prov["repeats"], prov["false_alarm_rate"], prov["modes"], prov["calls"]) == ("14-15", 0.01, ["quick"], [100])  # one case inconclusive in one run
     assert "/work" not in (REPO / "reference_data" / "local.yaml").read_text()
     assert fp["cpu"] and all(re.fullmatch(r".+; \d+ CPUs", cpu) for cpu in fp["cpu"])
     assert sorted(fp["mpi_library"]) == sorted(fp["transport"]) == ["intelmpi", "mpich", "openmpi"]
