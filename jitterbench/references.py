@@ -529,9 +529,9 @@ def pool_of(check, key, unit, launches=1, variable=""):
     a tail of each launch, and spreads from run to run as no mean does: in the first baseline in
     rounds the p99s over 100 calls moved up to 3.6x against the other runs, the central figures at
     most 1.72x (docs/references.md, Launches).  build also pools each check's scores of a pool
-    alone and bounds each variable at the larger of the two: the MPI's pool alone gave Open MPI's
-    all-to-all of 1 KiB, which moves with the run more than its MPI's other checks, more than its
-    share of the rate (2 of 20 clean runs failed)."""
+    alone and bounds each variable at the larger of the two: under the MPI's pool alone, Open MPI's
+    1 KiB torus and all-to-all figures, which move with the run more than its other checks, failed
+    5 of 32 clean runs at a stated 1 %; each check's pool alone, 9 of 150 in splits of recorded runs."""
     if unit == "B":
         return key[0], key[1], "size"
     kind = "percentile over calls" if variable and _is_percentile(check, variable) else "time"
