@@ -27,6 +27,7 @@ from jitterbench import checkout  # noqa: E402
 checkout.use(REPO)
 import jitterbench.benchmarks  # noqa: E402
 import jitterbench.harness.launchers  # noqa: E402,F401  registers the jb-mpirun, poe, bgp-mpirun and yod launchers
+import jitterbench.harness.schedulers  # noqa: E402,F401  registers jb-local, the local scheduler that waits
 from jitterbench import settings  # noqa: E402
 from jitterbench.harness import systems  # noqa: E402
 from jitterbench.harness.configuration import results_handlers  # noqa: E402
@@ -100,11 +101,9 @@ site_configuration = {
     "modes": [{"name": name, "target_systems": [m.SYSTEM["name"]], "options": _mode(m, name)}
               for m in _systems for name in ("quick", "acceptance", "papers")],
     # the checks without -c too: `reframe -C systems/config.py --system NAME -l` lists them.  On
-    # `local` ReFrame shares the CPUs with the job it polls: at its default first rate (10 a
-    # second, decaying by a tenth a poll) its wake-ups slowed MPICH's spinning ranks in the first
-    # launch of a case, 1.54x the others' median for JacobiCheck and 8 of 16 figures above 1.5x;
-    # at most one a second (0.5 measured) none (docs/references.md, "Launches")
-    "general": [{**_GENERAL, "target_systems": ["local"], "poll_rate_max": 1}, _GENERAL],
+    # `local` ReFrame's polls would wake beside the benchmark's ranks: its scheduler there, jb-local
+    # (jitterbench/harness/schedulers.py), waits for the job instead
+    "general": [_GENERAL],
     "storage": [{"enable": True, "sqlite_db_file": os.path.join(OUTPUT, "results.db")}],
     "logging": [{
         "handlers": [{"type": "stream", "name": "stdout", "level": "info", "format": "%(message)s"},

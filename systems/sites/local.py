@@ -1,6 +1,6 @@
 """`local`: this machine, or any workstation.
 
-One node, the local scheduler, each MPI's own mpirun (the jb-mpirun launcher
+One node, the local scheduler (jb-local: one that waits for the job), each MPI's own mpirun (the jb-mpirun launcher
 runs $JB_MPIRUN), one task per core, safe to run as root.  One
 programming environment per MPI found (Open MPI from Debian packages,
 MPICH and Intel MPI from PyPI), each declaring its features and, in extras,
@@ -35,7 +35,7 @@ SYSTEM = {
     "partitions": [{
         "name": "default",
         "descr": f"{CORES} cores, one task per core",
-        "scheduler": "local",
+        "scheduler": "jb-local",  # waits for the job: jitterbench/harness/schedulers.py
         "launcher": "jb-mpirun",
         "environs": [e["name"] for e in ENVIRONMENTS],
         "features": ["mpi"],
