@@ -139,15 +139,14 @@ def _rounds(value):
 
 # A case's figure is the median of its launches, made in ROUNDS rounds of LAUNCHES each: the modes
 # run the suite ROUNDS times in one ReFrame session (--repeat, in a random order), so a case's
-# launches lie minutes apart, not in one slow episode of the machine.  Consecutive launches in one job
-# bound Intel MPI's figures only: the 2-core CI machine type has slow episodes of up to ~3 s that
-# take every launch within them.  Five rounds of two launches bound every central figure of the three
-# MPIs there within 1.74-1.99x; of one launch, within none (2.26-2.40x), and the second launch of a
-# round costs 3 % of a run, as ReFrame's polling, not the launch, sets a round's time
-# (docs/references.md, "Launches").  JB_ROUNDS and JB_LAUNCHES set a site's own.
-ROUNDS = 5
+# launches lie minutes apart, not in one slow episode of the machine.  On the 2-core CI machine type
+# a slow state lasts about a round: two launches of one round differ by a median |log ratio| of
+# 0.07-0.14, of two rounds by 0.18-0.21, so ten rounds of one launch sample the states twice as often
+# as five of two, for 146 s a quick run against 121 s (docs/references.md, "Launches").  JB_ROUNDS and
+# JB_LAUNCHES set a site's own.
+ROUNDS = 10
 MAX_ROUNDS = 100
-LAUNCHES = 2
+LAUNCHES = 1
 MAX_LAUNCHES = 1000
 
 

@@ -97,16 +97,16 @@ def test_the_command_and_the_pipeline_stop_at_a_bad_variable_in_one_line(tmp_pat
     assert not (tmp_path / "X").exists() and not (REPO / "X").exists() and not (tmp_path / "out").exists()
 
 
-def test_launches_are_a_whole_number_from_1_to_1000_and_default_to_2_in_each_of_5_rounds():
+def test_launches_are_a_whole_number_from_1_to_1000_and_default_to_1_in_each_of_10_rounds():
     assert verdict("JB_LAUNCHES", "3") is None and verdict("JB_LAUNCHES", "1000") is None
     for bad in ("0", "1001", "-1", "2.5", "five", "1e3", " 5"):
         assert verdict("JB_LAUNCHES", bad) == f"JB_LAUNCHES={bad!r}: must be a whole number of launches from 1 to 1000"
-    assert settings.launches({}) == settings.LAUNCHES == 2 and settings.launches({"JB_LAUNCHES": "7"}) == 7
-    assert settings.launches({"JB_LAUNCHES": ""}) == 2  # empty counts as unset, as every variable's
+    assert settings.launches({}) == settings.LAUNCHES == 1 and settings.launches({"JB_LAUNCHES": "7"}) == 7
+    assert settings.launches({"JB_LAUNCHES": ""}) == 1  # empty counts as unset, as every variable's
     assert verdict("JB_ROUNDS", "1") is None and verdict("JB_ROUNDS", "100") is None
     for bad in ("0", "101", "-1", "2.5", "five", " 5"):
         assert verdict("JB_ROUNDS", bad) == f"JB_ROUNDS={bad!r}: must be a whole number of rounds from 1 to 100"
-    assert settings.rounds({}) == settings.ROUNDS == 5 and settings.rounds({"JB_ROUNDS": "3"}) == 3
+    assert settings.rounds({}) == settings.ROUNDS == 10 and settings.rounds({"JB_ROUNDS": "3"}) == 3
 
 
 def test_every_jb_name_the_repository_reads_is_known():
