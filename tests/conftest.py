@@ -24,7 +24,7 @@ from jitterbench import mpi as mpis
 
 HANG_LIMIT_S = 120
 # The ReFrame runs of the tests launch each case once: they check what a run does, not how fast,
-# and the modes' 2 launches in each of 5 rounds would take CI past its time.  The launches
+# and the modes' 10 rounds would take CI past its time.  The launches
 # themselves (the loop, the median, a disturbed launch launched again) are tested at 3
 # (tests/test_launches.py), which sets JB_LAUNCHES itself; so does a test of the main job's
 # default.  Likewise the rounds (one round: no --repeat); tests/test_rounds.py sets JB_ROUNDS itself.
