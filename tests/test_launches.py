@@ -30,15 +30,22 @@ pytestmark = pytest.mark.skipif(not mpis.OPENMPI.available(), reason="Open MPI i
 
 def cpu_hogs(count, seconds):
     """count busy Python processes at the lowest priority (they still count as runnable, which is what
-    the disturbed-launch rule reads), each ending by itself after `seconds`."""
-    busy = f"import os, time\nos.nice(19)\nend = time.time() + {seconds}\nwhile time.time() < end:\n    pass\n"
-    return [subprocess.Popen([sys.executable, "-c", busy]) for _ in range(count)]
+    the disturbed-launch rule reads), each ending by itself after `seconds`; returned once each is
+    busy: a Python still starting waits on its files, not runnable (a fresh-clone CI run's benchmark
+    beside four hogs half a second old read none of them)."""
+    busy = (f"import os, time\nos.nice(19)\nend = time.time() + {seconds}\nprint('busy', flush=True)\n"
+            "while time.time() < end:\n    pass\n")
+    hogs = [subprocess.Popen([sys.executable, "-c", busy], stdout=subprocess.PIPE, text=True) for _ in range(count)]
+    for hog in hogs:
+        hog.stdout.readline()  # '' if it died: no wait
+    return hogs
 
 
 def stop(hogs):
     for hog in hogs:
         hog.kill()
         hog.wait()
+        hog.stdout.close()
 
 
 @pytest.mark.unit
