@@ -207,18 +207,3 @@ def test_without_hogs_the_same_check_passes_the_rule_its_load_logged(tmp_path):
             assert fields["disturbed"] == "0"  # a logged pass keeps the rule
     assert row["judge_load"] == "true"
 
-
-@pytest.mark.unit
-def test_the_local_scheduler_waits_for_the_job_s_exit_or_its_time_left():
-    """jb-local (jitterbench/harness/schedulers.py) blocks until the job's process exits, not a poll's
-    sleep, and no longer than the time it is given; a process already reaped is not waited for."""
-    from jitterbench.harness.schedulers import wait_for_exit
-    short = subprocess.Popen(["sleep", "0.2"])
-    assert wait_for_exit(short.pid, 60) and short.poll() == 0  # exited: a zombie until reaped here
-    long = subprocess.Popen(["sleep", "60"])
-    try:
-        assert not wait_for_exit(long.pid, 0.1) and long.poll() is None  # the time is up, the job runs on
-    finally:
-        long.kill()
-        long.wait()
-    assert not wait_for_exit(long.pid, 60)  # reaped: nothing to wait for, so no wait
