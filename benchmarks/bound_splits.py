@@ -2,6 +2,7 @@
 
     python benchmarks/bound_splits.py RUN_REPORT... [--k 5] [--splits 100 | --first] [--slow JacobiCheck:2:max_waitall]
                                                     [--over-launches median|mean|lower-half]
+                                                    [--false-alarm-rate 0.01] [--confirm]
 
 One baseline is a matter of luck: the main job's first five runs may fall in a quiet stretch of
 the machine or a slow one.  Each split here takes k of the given ReFrame run reports (the quick
@@ -21,6 +22,12 @@ runs are judged, against a baseline made before them.  It prints, over the split
   by FACTOR and its rates divided by it, fails in some variable and in TARGET, under each MPI where
   TARGET is bounded.  This is the judged run's own noise with a slowdown laid on it: what the rule
   can detect, without the injection's own effect on the figure (verdict_rates.py power measures that).
+
+--false-alarm-rate builds the baselines at another stated rate a run than the references' 1 %, and
+--confirm counts a judged run as failed only where the next judged run (in the order given) fails a
+case that failed in it, the slowed check likewise: what a verdict that judges a failed case once more,
+minutes later, would give.  Where the two attempts are independent, a suite whose cases fail clean
+runs at rate a each fails a case twice at about a^2 or less: 1 % from 0.1 an attempt.
 
 --over-launches recomputes each figure from the case's launch values (launch_values: every launch
 of every round) with another statistic than the median the checks take, to see what the choice
@@ -90,9 +97,10 @@ def past(value, ref):
 
 
 def judged(doc, cases, slow=None):
-    """(any variable past its bound, {(check, MPI): (variables past, target past)} of the slowed check)
-    of one run's cases; slow: (check, factor, target) laid on that check's values."""
-    alarm, slowed = False, {}
+    """(the cases with a variable past its bound, {(check, MPI): (variables past, target past)} of the
+    slowed check) of one run's cases; a case is (display name, MPI); slow: (check, factor, target) laid
+    on that check's values."""
+    failed, slowed = set(), {}
     for case in cases:
         check = case["display_name"].split()[0]
         for name, pv in (case.get("perfvalues") or {}).items():
@@ -100,14 +108,31 @@ def judged(doc, cases, slow=None):
             ref = entry(doc, case, var)
             if pv[0] is None or not ref or (ref[1] is None and ref[2] is None):
                 continue
-            alarm |= past(pv[0], ref)
+            if past(pv[0], ref):
+                failed.add((case["display_name"], case["environ"]))
             if slow and check == slow[0]:
                 value = pv[0] * slow[1] if ref[2] is not None else pv[0] / slow[1]
                 hit = slowed.setdefault((check, case["environ"]), [False, None])
                 hit[0] |= past(value, ref)
                 if var == slow[2]:
                     hit[1] = past(value, ref)
-    return alarm, slowed
+    return failed, slowed
+
+
+def verdicts(doc, runs, slows, confirm):
+    """Per judged run (in the order given): (alarm, {(slow, MPI): (check failed, target failed)}).
+    With confirm, a run fails only where a case that failed in it fails again in the next judged run
+    (the last run, having none after it, is left out): what a rule that judges a failed case once more,
+    minutes later, before it fails it would give."""
+    seen = [(judged(doc, cases)[0], {(slow, env): hit for slow in slows
+                                     for (_, env), hit in judged(doc, cases, slow)[1].items()})
+            for cases in runs]
+    if not confirm:
+        return [(bool(failed), hits) for failed, hits in seen]
+    return [(bool(failed & failed_next), {key: (hit[0] and hits_next.get(key, (False,))[0],
+                                                None if hit[1] is None else bool(hit[1] and hits_next.get(key, (0, 0))[1]))
+                                          for key, hit in hits.items()})
+            for (failed, hits), (failed_next, hits_next) in zip(seen, seen[1:])]
 
 
 def main():
@@ -120,6 +145,10 @@ def main():
     parser.add_argument("--slow", action="append", default=[], metavar="CHECK:FACTOR:TARGET")
     parser.add_argument("--over-launches", choices=OVER_LAUNCHES, default="median")
     parser.add_argument("--max-detectable", type=float, default=bounds.MAX_DETECTABLE)
+    parser.add_argument("--false-alarm-rate", type=float, default=bounds.FALSE_ALARM_RATE,
+                        help="the suite's stated rate a run the baselines are built at")
+    parser.add_argument("--confirm", action="store_true",
+                        help="a judged run fails only where the next judged run fails the same case")
     args = parser.parse_args()
     if not bounds.MIN_REPEATS <= args.k < len(args.reports):
         parser.error(f"--k must be at least {bounds.MIN_REPEATS} and below the {len(args.reports)} reports given")
@@ -138,25 +167,26 @@ def main():
         mds, alarms, trials, detected, rate = {}, 0, 0, {}, None
         for _ in range(1 if args.first else args.splits):
             base = list(range(args.k)) if args.first else sorted(rng.choice(len(paths), args.k, replace=False))
-            doc = references.build([paths[i] for i in base], system, "bound_splits.py", max_detectable=args.max_detectable)
+            doc = references.build([paths[i] for i in base], system, "bound_splits.py", args.false_alarm_rate,
+                                   args.max_detectable)
             rate = doc["provenance"]["false_alarm_rate"]
             for pool in doc["provenance"]["pools"]:
                 if pool["variables"].startswith("time, median"):
                     mds.setdefault(pool["environ"], []).append((pool["detectable_slowdown"],
                                                                 pool["bounded"] / pool["asserted"]))
-            for i in (i for i in range(len(paths)) if i not in base):
-                alarm, _ = judged(doc, cases[paths[i]])
+            runs = [cases[paths[i]] for i in range(len(paths)) if i not in base]
+            for alarm, hits in verdicts(doc, runs, slows, args.confirm):
                 alarms += alarm
                 trials += 1
-                for slow in slows:
-                    for (check, environ), (any_past, target_past) in judged(doc, cases[paths[i]], slow)[1].items():
-                        if target_past is not None:  # the target is bounded here
-                            counts = detected.setdefault((slow, environ), [0, 0, 0])
-                            counts[0] += any_past
-                            counts[1] += target_past
-                            counts[2] += 1
-    print(f"{'the first' if args.first else args.splits} baseline(s) of {args.k} of the {len(paths)} runs; "
-          f"figures over launches: {args.over_launches}")
+                for (slow, environ), (any_past, target_past) in hits.items():
+                    if target_past is not None:  # the target is bounded here
+                        counts = detected.setdefault((slow, environ), [0, 0, 0])
+                        counts[0] += any_past
+                        counts[1] += target_past
+                        counts[2] += 1
+    print(f"{'the first' if args.first else args.splits} baseline(s) of {args.k} of the {len(paths)} runs at "
+          f"{args.false_alarm_rate:g} a run; figures over launches: {args.over_launches}"
+          f"{'; a failure counts where the next judged run confirms it' if args.confirm else ''}")
     for environ, pairs in sorted(mds.items()):
         values, shares = zip(*pairs)
         print(f"  {environ:9} central figures' minimum detectable slowdown: median {statistics.median(values):.2f}x "

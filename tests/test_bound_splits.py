@@ -37,7 +37,7 @@ def test_a_held_out_run_fails_exactly_where_its_value_passes_the_bound(tmp_path)
     ref = bound_splits.entry(doc, sendrecv, "max")
     assert ref == doc["HaloCheck"]["local:default"]["openmpi"][1]["sendrecv"]["max"] and ref[0] == 11.0
     mds = references.detectable_slowdown(ref)
-    assert bound_splits.judged(doc, held_out) == (False, {})  # at the median: no alarm, nothing slowed
+    assert bound_splits.judged(doc, held_out) == (set(), {})  # at the median: no alarm, nothing slowed
     # slowed by a factor: its times times it (max), its ratio jitter too; the target fails past the bound only
     for factor, past in ((mds * 0.99, False), (mds * 1.01, True)):
         alarm, slowed = bound_splits.judged(doc, held_out, ("HaloCheck", factor, "max"))
@@ -48,6 +48,27 @@ def test_a_held_out_run_fails_exactly_where_its_value_passes_the_bound(tmp_path)
     assert bound_splits.entry(doc, sendrecv, "p99")[1:3] == [None, None]
 
 
+def test_confirm_fails_a_run_only_where_the_next_run_fails_the_same_case(tmp_path):
+    paths = runs(tmp_path, 11.0)
+    doc = references.build(paths[:5], "local", "tester", max_detectable=100)
+    bound = {pattern: references.detectable_slowdown(doc["HaloCheck"]["local:default"]["openmpi"][1][pattern]["max"])
+             * doc["HaloCheck"]["local:default"]["openmpi"][1][pattern]["max"][0] for pattern in ("sendrecv", "isend-recv")}
+    # four judged runs: sendrecv past its bound in the first two, isend-recv alone in the third, none in the fourth
+    values = [(1.01, 0.5), (1.01, 0.5), (0.5, 1.01), (0.5, 0.5)]
+    judged = [references.report_cases(report(tmp_path, f"j{i}.json", [("sendrecv", bound["sendrecv"] * s),
+                                                                       ("isend-recv", bound["isend-recv"] * i_)],
+                                             launches=2))[1] for i, (s, i_) in enumerate(values)]
+    alone = bound_splits.verdicts(doc, judged, [], confirm=False)
+    assert [alarm for alarm, _ in alone] == [True, True, True, False]
+    # each run against the next: the same case in the first pair, different cases in the second, none in the third
+    confirmed = bound_splits.verdicts(doc, judged, [], confirm=True)
+    assert [alarm for alarm, _ in confirmed] == [True, False, False]
+    # the slowed check past its bound in every run is confirmed in every pair
+    slow = ("HaloCheck", 100.0, "max")
+    assert [hits for _, hits in bound_splits.verdicts(doc, judged, [slow], confirm=True)] == \
+        [{(slow, "openmpi"): (True, True)}] * 3
+
+
 def test_the_script_prints_the_splits_and_refuses_bad_input_in_one_line(tmp_path):
     paths = [str(p) for p in runs(tmp_path, 11.0)]
     ok = subprocess.run([sys.executable, str(SCRIPT), *paths, "--splits", "3", "--slow", "HaloCheck:100:max",
@@ -55,7 +76,7 @@ def test_the_script_prints_the_splits_and_refuses_bad_input_in_one_line(tmp_path
                         capture_output=True, text=True, timeout=120)
     assert ok.returncode == 0, ok.stderr
     # three baselines of five of the six runs, each judging the one left
-    assert "3 baseline(s) of 5 of the 6 runs; figures over launches: median" in ok.stdout
+    assert "3 baseline(s) of 5 of the 6 runs at 0.01 a run; figures over launches: median" in ok.stdout
     assert re.search(r"false alarms: [0-3] of 3 judged runs \(.*; the references' rate 0.01 a run\)", ok.stdout)
     assert re.search(r"openmpi +central figures' minimum detectable slowdown: median [0-9.]+x \(range [0-9.]+-[0-9.]+x\); "
                      r"bounded within 1000x: median 100% of them \(range 100%-100%\)", ok.stdout), ok.stdout
@@ -65,6 +86,7 @@ def test_the_script_prints_the_splits_and_refuses_bad_input_in_one_line(tmp_path
     bad = tmp_path / "bad.json"
     bad.write_text(json.dumps({"runs": []}))
     for args, message in (([str(bad), *paths], "not a ReFrame run report"), (paths[:5], "--k must be"),
-                          ([*paths, "--slow", "HaloCheck:0:max"], "a FACTOR is a positive number")):
+                          ([*paths, "--slow", "HaloCheck:0:max"], "a FACTOR is a positive number"),
+                          ([*paths, "--false-alarm-rate", "2"], "the false-alarm rate must be between 0 and 1")):
         proc = subprocess.run([sys.executable, str(SCRIPT), *args], capture_output=True, text=True, timeout=120)
         assert proc.returncode != 0 and message in proc.stderr and "Traceback" not in proc.stderr, proc.stderr
