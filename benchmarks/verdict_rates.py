@@ -5,7 +5,7 @@
     python benchmarks/verdict_rates.py link-rate --rate 500mbit --runs 3 --out DIR -- -n PingPongCheck -P nodes=2
 
 false-alarms runs the quick suite (`reframe --mode quick`, as ci/main.sh does, with the
-binaries ci/setup.sh built; JB_ROUNDS rounds of JB_LAUNCHES launches a case, 5 of 2 unless set)
+binaries ci/setup.sh built; JB_ROUNDS rounds of JB_LAUNCHES launches a case, 10 of 1 unless set)
 RUNS times one after the other on a quiet machine and counts the runs with a failed case, against
 what the references' false-alarm rate predicts (the binomial 95 % interval of RUNS runs at that
 rate), and those with an inconclusive case (a launch disturbed through every try: never judged);
