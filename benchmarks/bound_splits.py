@@ -124,15 +124,19 @@ def verdicts(doc, runs, slows, confirm):
     With confirm, a run fails only where a case that failed in it fails again in the next judged run
     (the last run, having none after it, is left out): what a rule that judges a failed case once more,
     minutes later, before it fails it would give."""
-    seen = [(judged(doc, cases)[0], {(slow, env): hit for slow in slows
+    seen = [(judged(doc, cases)[0], {(slow, env): tuple(hit) for slow in slows
                                      for (_, env), hit in judged(doc, cases, slow)[1].items()})
             for cases in runs]
     if not confirm:
         return [(bool(failed), hits) for failed, hits in seen]
-    return [(bool(failed & failed_next), {key: (hit[0] and hits_next.get(key, (False,))[0],
-                                                None if hit[1] is None else bool(hit[1] and hits_next.get(key, (0, 0))[1]))
-                                          for key, hit in hits.items()})
-            for (failed, hits), (failed_next, hits_next) in zip(seen, seen[1:])]
+    confirmed = []
+    for (failed, hits), (failed_next, hits_next) in zip(seen, seen[1:]):
+        both = {}
+        for key, (check_past, target_past) in hits.items():
+            check_next, target_next = hits_next.get(key, (False, False))
+            both[key] = (check_past and check_next, None if target_past is None else bool(target_past and target_next))
+        confirmed.append((bool(failed & failed_next), both))
+    return confirmed
 
 
 def main():

@@ -51,13 +51,14 @@ def test_a_held_out_run_fails_exactly_where_its_value_passes_the_bound(tmp_path)
 def test_confirm_fails_a_run_only_where_the_next_run_fails_the_same_case(tmp_path):
     paths = runs(tmp_path, 11.0)
     doc = references.build(paths[:5], "local", "tester", max_detectable=100)
-    bound = {pattern: references.detectable_slowdown(doc["HaloCheck"]["local:default"]["openmpi"][1][pattern]["max"])
-             * doc["HaloCheck"]["local:default"]["openmpi"][1][pattern]["max"][0] for pattern in ("sendrecv", "isend-recv")}
+    variants = doc["HaloCheck"]["local:default"]["openmpi"][1]
+    refs = {pattern: variants[pattern]["max"] for pattern in ("sendrecv", "isend-recv")}
+    bound = {pattern: ref[0] * references.detectable_slowdown(ref) for pattern, ref in refs.items()}
     # four judged runs: sendrecv past its bound in the first two, isend-recv alone in the third, none in the fourth
-    values = [(1.01, 0.5), (1.01, 0.5), (0.5, 1.01), (0.5, 0.5)]
-    judged = [references.report_cases(report(tmp_path, f"j{i}.json", [("sendrecv", bound["sendrecv"] * s),
-                                                                       ("isend-recv", bound["isend-recv"] * i_)],
-                                             launches=2))[1] for i, (s, i_) in enumerate(values)]
+    shares = [(1.01, 0.5), (1.01, 0.5), (0.5, 1.01), (0.5, 0.5)]
+    judged = [references.report_cases(report(tmp_path, f"j{i}.json", [("sendrecv", bound["sendrecv"] * sendrecv),
+                                                                       ("isend-recv", bound["isend-recv"] * isend)],
+                                             launches=2))[1] for i, (sendrecv, isend) in enumerate(shares)]
     alone = bound_splits.verdicts(doc, judged, [], confirm=False)
     assert [alarm for alarm, _ in alone] == [True, True, True, False]
     # each run against the next: the same case in the first pair, different cases in the second, none in the third
