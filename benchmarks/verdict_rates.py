@@ -6,17 +6,20 @@
 
 false-alarms runs the quick suite (`reframe --mode quick`, as ci/main.sh does, with the
 binaries ci/setup.sh built; JB_ROUNDS rounds of JB_LAUNCHES launches a case, 10 of 1 unless set)
-RUNS times one after the other on a quiet machine and counts the runs with a failed case, against
-what the references' false-alarm rate predicts (the binomial 95 % interval of RUNS runs at that
-rate), and those with an inconclusive case (a launch disturbed through every try: never judged);
-it names every failed variable.
+RUNS times one after the other on a quiet machine, each check failed under an MPI judged again
+as the main job does (`jitterbench again`), and counts the runs that failed a first attempt and
+those with a case failed after the second, against what the references' false-alarm rates an
+attempt and a run predict (the binomial 95 % interval of RUNS runs at the run's rate), and those
+with an inconclusive case (a launch disturbed through every try: never judged); it names every
+failed variable.
 
 power slows one benchmark by a known factor with the core's calibrated delay: CHECK (JacobiCheck)
 under each MPI where its TARGET (max_waitall, the halo's per-call MAX) is bounded, with --inject
 1:US, US chosen from the target's reference so that its median moves by FACTOR (every task waits
 US at every call, so the MAX moves by about US), and prints per MPI and factor how many runs
-failed naming the target beside the reference's minimum detectable slowdown: a factor above it
-should be detected in (nearly) every run, one below it seldom.
+failed naming the target (in both attempts: the check failed and then failed again, with the
+slowdown in each) beside the reference's minimum detectable slowdown: a factor above it should be
+detected in (nearly) every run, one below it seldom.
 
 link-rate cuts every rate-limited link of the virtual cluster (vcluster.sh rate RATE, after
 `up --rails 1 --link-rate R`), runs the quick suite RUNS times there (ReFrame options after --,
@@ -43,7 +46,7 @@ from scipy import stats
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
-from jitterbench import checkout, fingerprint, references, settings  # noqa: E402
+from jitterbench import checkout, fingerprint, references, settings, verdict_table  # noqa: E402
 
 REFRAME = REPO / ".venv" / "bin" / "reframe"
 MPIS = ("openmpi", "mpich", "intelmpi")
@@ -61,14 +64,22 @@ def prefix(root: Path) -> Path:
     return root
 
 
-def quick_run(out: Path, *args) -> list:
-    """One quick run into out; its measured cases (ReFrame report entries), each its last attempt."""
+def quick_run(out: Path, *args) -> tuple:
+    """One quick run into out, judged as the main job judges it: each check failed under an MPI run
+    again at once, alone (jitterbench again, "Two attempts").  Its measured cases (ReFrame report
+    entries), each its last attempt, and the (check, MPI) that failed the first attempt."""
     env = dict(os.environ, JB_OUTPUT=str(out), JB_PREFIX=str(prefix(out.parent / "prefix")) + "/{environ}")
-    with open(out.parent / f"{out.name}.log", "w") as log:
-        subprocess.run([str(REFRAME), "-C", "systems/config.py", "--mode", "quick", *args, "-r"], cwd=REPO, env=env,
-                       stdout=log, stderr=subprocess.STDOUT, timeout=3600)
+    command = [str(REFRAME), "-C", "systems/config.py", "--mode", "quick", *args, "-r"]
     report = out / "report.json"
-    return references.report_cases(report)[1] if report.exists() else []
+    with open(out.parent / f"{out.name}.log", "w") as log:
+        subprocess.run(command, cwd=REPO, env=env, stdout=log, stderr=subprocess.STDOUT, timeout=3600)
+        if not report.exists():
+            return [], []
+        first = verdict_table.failed([report])
+        if first:
+            subprocess.run([sys.executable, "-m", "jitterbench", "again", str(report), "--", *command], cwd=REPO,
+                           env=env, stdout=log, stderr=subprocess.STDOUT, timeout=3600)
+    return references.report_cases(report)[1], first
 
 
 def failed_variables(case) -> list:
@@ -78,23 +89,26 @@ def failed_variables(case) -> list:
 
 def false_alarms(args):
     doc = the_references()
-    rate = doc["provenance"]["false_alarm_rate"]
-    failed_runs = inconclusive_runs = 0
+    rate, per_attempt = doc["provenance"]["false_alarm_rate"], doc["provenance"].get("false_alarm_rate_per_attempt")
+    failed_runs = inconclusive_runs = first_failed = 0
     for k in range(1, args.runs + 1):
         started = time.monotonic()
-        cases = quick_run(args.out / f"run-{k}")
+        cases, first = quick_run(args.out / f"run-{k}")
         outcomes = [references.outcome(c) for c in cases]
         bad = [c for c, o in zip(cases, outcomes) if o == "fail"]
         failed_runs += bool(bad)
+        first_failed += bool(first)
         inconclusive_runs += references.INCONCLUSIVE in outcomes
         what = "; ".join(f"{c['display_name'].split()[0]} {c['environ']}: {', '.join(failed_variables(c)) or '?'}"
                          for c in bad)
-        print(f"run {k:2d}: {len(cases)} cases, {len(bad)} failed, {outcomes.count(references.INCONCLUSIVE)} "
-              f"inconclusive ({time.monotonic() - started:.0f} s) {what}", flush=True)
+        print(f"run {k:2d}: {len(cases)} cases, first attempt failed {' '.join(map(' under '.join, first)) or 'none'}; "
+              f"{len(bad)} failed, {outcomes.count(references.INCONCLUSIVE)} inconclusive "
+              f"({time.monotonic() - started:.0f} s) {what}", flush=True)
     low, high = stats.binom.interval(0.95, args.runs, rate)
-    print(f"\nOf {args.runs} clean quick runs, {failed_runs} had a case fail and {inconclusive_runs} had one "
-          f"inconclusive; the references' rate {rate:g} a run predicts {args.runs * rate:.2f} failed "
-          f"(95 % of such series: {low:.0f} to {high:.0f})")
+    print(f"\nOf {args.runs} clean quick runs, {first_failed} failed a first attempt (the references' "
+          f"{per_attempt or rate:g} an attempt predicts {args.runs * (per_attempt or rate):.2f}), {failed_runs} had a "
+          f"case fail after the second and {inconclusive_runs} had one inconclusive; the references' rate "
+          f"{rate:g} a run predicts {args.runs * rate:.2f} failed (95 % of such series: {low:.0f} to {high:.0f})")
 
 
 def the_references():
@@ -137,8 +151,8 @@ def power(args):
             detected, others = 0, set()
             for k in range(1, args.runs + 1):
                 # environ alone (ReFrame 4.10 leaves -p aside under --mode: -S narrows the environments)
-                cases = quick_run(args.out / f"{environ}-x{factor:g}-{k}", "-n", args.check, "-S",
-                                  f"inject=1:{us:.3f}", "-S", f"valid_prog_environs={environ}")
+                cases, _ = quick_run(args.out / f"{environ}-x{factor:g}-{k}", "-n", args.check, "-S",
+                                     f"inject=1:{us:.3f}", "-S", f"valid_prog_environs={environ}")
                 bad = [v for c in cases if c["environ"] == environ for v in failed_variables(c)]
                 detected += args.target in bad
                 others.update(v for v in bad if v != args.target)
@@ -151,7 +165,7 @@ def link_rate(args):
     before = (Path(os.environ["JB_VCLUSTER_DIR"]) / "link-rate").read_text().strip()
     subprocess.run(["bash", str(vcluster), "rate", args.rate], check=True)
     try:
-        runs = [quick_run(args.out / f"run-{k}", "--system", args.system, *args.reframe)
+        runs = [quick_run(args.out / f"run-{k}", "--system", args.system, *args.reframe)[0]
                 for k in range(1, args.runs + 1)]
     finally:
         subprocess.run(["bash", str(vcluster), "rate", before], check=True)

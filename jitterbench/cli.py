@@ -8,7 +8,7 @@ import os
 import sys
 from collections import defaultdict
 
-from . import __version__, benchmarks, bounds, checkout, files, history, plan, references, results, runs, settings, signals, simulate, site, verdict_table
+from . import __version__, again, benchmarks, bounds, checkout, files, history, plan, references, results, runs, settings, signals, simulate, site, verdict_table
 from .console import DOCS, OneLineParser, say, subcommand
 from .console import format_table as _format_table
 from .simulate import command as simulate_command
@@ -101,6 +101,9 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("reports", nargs="+", metavar="REPORT", help="ReFrame run reports (--report-file)")
     p.add_argument("--all", action="store_true", help="one line per test case and swept value instead: its "
                                                       "parameters, MAX, AVG, other values, reference and result")
+    p.add_argument("--failed", action="store_true", help="print only each check that failed under an MPI, as "
+                   "'CHECK MPI' lines: what the main job judges again")
+    again.add_arguments(subcommand(sub, "again", again.WHAT, "docs/references.md (Two attempts)"))
     p = subcommand(sub, "reference", "turn ReFrame runs of one system into its reference file; --check: whether a "
                                      "file is of this machine; --lint: whether it names what exists", "docs/references.md")
     p.add_argument("reports", nargs="+", metavar="REPORT",
@@ -124,6 +127,10 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("--false-alarm-rate", type=_finite, default=bounds.FALSE_ALARM_RATE, metavar="RATE",
                    help="the suite's false-alarm rate per run on a clean machine, split over the asserted variables "
                         f"(default: {bounds.FALSE_ALARM_RATE:g})")
+    p.add_argument("--attempts", type=int, choices=(1, 2), default=bounds.ATTEMPTS,
+                   help="the attempts a run's verdict takes: 2, a check failed under an MPI judged again and failing "
+                        "only if it fails again (ci/main.sh), each attempt at the rate's square root; 1, a run "
+                        f"judged once (plain reframe -r) (default: {bounds.ATTEMPTS})")
     p.add_argument("--max-detectable", type=_finite, default=bounds.MAX_DETECTABLE, metavar="SLOWDOWN",
                    help="a variable whose minimum detectable slowdown is above this is not asserted on this system "
                         f"(default: {bounds.MAX_DETECTABLE:g})")
@@ -176,8 +183,13 @@ def run(args) -> int:
     if args.command == "summarize":
         print(summarize(args.files))
     elif args.command == "table":
+        if args.failed:
+            print("\n".join(f"{check} {environ}" for check, environ in verdict_table.failed(args.reports)))
+            return 0
         print(verdict_table.table(args.reports, every=args.all))
         return 3 if verdict_table.inconclusive_only(args.reports) else 0
+    elif args.command == "again":
+        return again.command(args)
     elif args.command == "simulate":
         simulate_command.run(args)
     elif args.command == "history":
@@ -210,14 +222,15 @@ def run(args) -> int:
         output = _reference_path(args.output, system)
         files.writable(output, own=references.OWN, force=args.force)  # before the work
         doc = references.build(args.reports, system, args.measured_by or _user_at_host(),
-                               args.false_alarm_rate, args.max_detectable)
-        text = references.dump(doc)
+                               args.false_alarm_rate, args.max_detectable, args.attempts)
+        text, prov = references.dump(doc), doc["provenance"]
         references.loads(text, output)  # the file ReFrame will read: checked before it replaces any
         files.write_text(output, text, own=references.OWN, force=args.force)
         print(f"wrote {output}: {sum(1 for k in doc if k not in references.SECTIONS)} check(s) "
               f"for system {system}: {doc['provenance'].get('bounded', 0)} variable(s) bounded, "
-              f"{len(doc.get('not_assertable', []))} not assertable (the rate split over "
-              f"{doc['provenance']['asserted']})")
+              f"{len(doc.get('not_assertable', []))} not assertable (at {prov['false_alarm_rate_per_attempt']:g} "
+              f"an attempt split over {prov['asserted']}; {prov['false_alarm_rate']:g} a run of "
+              f"{prov['attempts']} attempt(s))")
         for pool in doc["provenance"]["pools"]:  # what a site wants to know first: can it fail on speed?
             print(f"  {pool['partition']} {pool['environ']}: {pool['asserted']} {pool['variables']} variable(s) "
                   f"the rules assert, minimum detectable slowdown {pool['detectable_slowdown']:g}x, by check "
@@ -233,7 +246,7 @@ def run(args) -> int:
 
 
 # What a bad input or output raises: each one line naming the file, and where it applies the field.
-ERRORS = (checkout.CheckoutError, files.OutputError, history.HistoryError, references.ReferenceFileError, results.ResultsError, runs.RunsError,
+ERRORS = (again.AgainError, checkout.CheckoutError, files.OutputError, history.HistoryError, references.ReferenceFileError, results.ResultsError, runs.RunsError,
           simulate.SimulationInputError, site.SiteError)
 
 

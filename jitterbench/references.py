@@ -55,6 +55,7 @@ from datetime import datetime, timezone
 import copy
 import functools
 import hashlib
+import json
 import math
 import os
 import re
@@ -64,7 +65,7 @@ import subprocess
 import numpy as np
 import yaml
 
-from . import benchmarks, bounds, checkout, fingerprint, sweeps
+from . import benchmarks, bounds, checkout, files, fingerprint, sweeps
 from .files import is_number, loads_yaml, read_json, read_text
 
 PROVENANCE_KEYS = ("system", "source", "date", "method")
@@ -393,6 +394,23 @@ def last_attempts(report):
             for (name, *_), rounds in cases.items()]
 
 
+# how ReFrame's run report begins (its json.dump, indented): the one file add_attempts replaces
+REPORT_HEAD = re.compile(r'\{\s*"session_info"')
+
+
+def add_attempts(path, again_paths):
+    """Records in the run report at path the reports of its checks judged again (the main job's
+    second attempt, a ReFrame run of its own): their runs appended as ReFrame's --max-retries
+    appends a retry's, each with its own session_info, so that every reader takes a case's last
+    attempt (last_attempts) as its verdict.  Written whole or not at all."""
+    report = read_report(path)
+    for again in again_paths:
+        extra = read_report(again)
+        for run in extra["runs"]:
+            report["runs"].append({**run, "run_index": len(report["runs"]), "session_info": extra["session_info"]})
+    files.write_text(path, json.dumps(report, indent=2), own=REPORT_HEAD)
+
+
 def _measured(report_paths):
     """(path, session_info, test case) of every case with performance values."""
     for path in report_paths:
@@ -554,19 +572,26 @@ def _is_percentile(check, variable):
 
 
 def build(report_paths, system, measured_by, false_alarm_rate=bounds.FALSE_ALARM_RATE,
-          max_detectable=bounds.MAX_DETECTABLE):
+          max_detectable=bounds.MAX_DETECTABLE, attempts=bounds.ATTEMPTS):
     """A reference document from k >= 5 runs of one system (docs/references.md: the rule).
 
     Per variant and asserted variable: the value is the median of the repeats and the worse
     side is bounded at the median times the larger minimum detectable slowdown (bounds) of its
     pool (pool_of) and of its check's variables in that pool, with
-    the suite's false-alarm rate split over the asserted variables (Bonferroni: every bound is
-    checked by ReFrame alone, so each takes rate / m).  A variable not asserted, or whose
-    minimum detectable slowdown is above max_detectable, gets [median, null, null, unit] (never
-    fails); the latter are listed in the top-level `not_assertable` with it.
+    the suite's false-alarm rate per attempt split over the asserted variables (Bonferroni: every
+    bound is checked by ReFrame alone, so each takes rate / m).  A run's verdict takes attempts
+    (1 or 2): a check that fails under an MPI is judged again at once (ci/main.sh) and fails only
+    if it fails again, so with independent attempts the rate per attempt is the rate's root.  A
+    variable not asserted, or whose minimum detectable slowdown is above max_detectable, gets
+    [median, null, null, unit] (never fails); the latter are listed in the top-level
+    `not_assertable` with it.
     """
     if not (0 < false_alarm_rate < 1):
         raise ReferenceFileError(f"the false-alarm rate must be between 0 and 1, got {false_alarm_rate}")
+    if attempts not in (1, 2):
+        raise ReferenceFileError(f"a verdict takes 1 or 2 attempts (the main job judges a failed check once "
+                                 f"more), got {attempts}")
+    per_attempt = false_alarm_rate ** (1 / attempts)
     if not max_detectable > 1:
         raise ReferenceFileError(f"the largest detectable slowdown must be above 1, got {max_detectable}")
     report_paths = list(_distinct(report_paths))  # each read and checked first: a bad one is named before counting
@@ -618,7 +643,7 @@ def build(report_paths, system, measured_by, false_alarm_rate=bounds.FALSE_ALARM
             not_assertable.append((check, key, var, None, role.why_not))
         roles[(check, key, var)] = role
     asserted = [k for k, r in roles.items() if r.asserted]
-    rate = false_alarm_rate / max(1, len(asserted))
+    rate = per_attempt / max(1, len(asserted))
     groups = {}  # the pool of each variable's scores (pool_of) -> its variables' keys
     machine = fingerprint.of_cases(system, cases, facts["hosts"])
     made = machine["launches"]
@@ -641,7 +666,7 @@ def build(report_paths, system, measured_by, false_alarm_rate=bounds.FALSE_ALARM
         except (OverflowError, FloatingPointError, ZeroDivisionError):
             mds = math.inf
         if not math.isfinite(mds):
-            raise ReferenceFileError(f"a false-alarm rate of {false_alarm_rate:.3g} ({rate:.3g} for each of the "
+            raise ReferenceFileError(f"a false-alarm rate of {false_alarm_rate:.3g} ({rate:.3g} an attempt for each of the "
                                      f"{len(asserted)} asserted variables) puts the bound beyond any number with "
                                      f"{scores.size} scores: give a larger --false-alarm-rate")
         # each variable's bound is the larger of its environment's and its check's (the rate holds under either)
@@ -666,11 +691,16 @@ def build(report_paths, system, measured_by, false_alarm_rate=bounds.FALSE_ALARM
         "method": (f"`jitterbench reference`: per variable the median of k repeats; the worse side bounded at the "
                    f"median times the minimum detectable slowdown, each repeat a case's median over its launches "
                    f"(fingerprint: launches), a one-sided prediction bound for one new run "
-                   f"on the log scale at the suite's false-alarm rate {false_alarm_rate:g} split over "
+                   f"on the log scale at the suite's false-alarm rate {per_attempt:.3g} an attempt split over "
                    f"{len(asserted)} asserted variables (Bonferroni), from the pooled leave-one-out scores of "
-                   f"the timed variables of each environment and of each check, the larger (docs/references.md)"),
+                   f"the timed variables of each environment and of each check, the larger; "
+                   + ("a check failed under an MPI is judged again and fails only if it fails again (ci/main.sh), "
+                      f"so {false_alarm_rate:g} a run (docs/references.md)" if attempts == 2 else
+                      "a run is one attempt (docs/references.md)")),
         "repeats": k[0] if len(k) == 1 else f"{k[0]}-{k[-1]}",
-        "false_alarm_rate": false_alarm_rate,
+        "false_alarm_rate": false_alarm_rate,  # a run's, of its verdict over all its attempts
+        "attempts": attempts,
+        "false_alarm_rate_per_attempt": _significant(per_attempt, 4),
         "asserted": len(asserted),  # m, the rate's divisor: those the rules assert, before the noise limit
         "max_detectable": max_detectable,
         "jitterbench_commit": commit(),

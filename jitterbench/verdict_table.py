@@ -169,6 +169,11 @@ def outcomes_of(report_paths) -> dict:
     return outcomes
 
 
+def failed(report_paths) -> list:
+    """(check, MPI) of every check that failed under an MPI: what the main job judges again."""
+    return [pair for pair, results in outcomes_of(report_paths).items() if "fail" in results]
+
+
 def inconclusive_only(report_paths) -> bool:
     """Whether some case of the reports is inconclusive and none failed: `jitterbench table`
     then exits 3, so that a job can say to run again rather than that the machine failed."""

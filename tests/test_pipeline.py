@@ -228,7 +228,7 @@ def test_a_failed_reference_turns_the_acceptance_job_red_naming_the_check(merge_
     cases = junit_cases(artifacts(project, "acceptance:local") / "output" / "local" / "junit.xml")
     checks = [(name, failure) for name, failure in cases if not name.startswith("JitterbenchBuild ")]
     # one case per MPI in the pipeline's rounds: the earlier rounds logged and judged by none, the last
-    # judged, each case failed once (a verdict is one run's: the quick mode retries no case)
+    # judged, each case failed once in the first attempt's JUnit (the second's beside it, output/again)
     assert len(checks) == len(mpis.built()) * settings.ROUNDS
     failed = [(name, failure) for name, failure in checks if failure is not None]
     assert len({name for name, _ in failed}) == len(failed) == len(mpis.built())
@@ -237,6 +237,9 @@ def test_a_failed_reference_turns_the_acceptance_job_red_naming_the_check(merge_
         assert "failed to meet reference" in failure and "max_isend-recv_4096=" in failure
     report = json.loads((artifacts(project, "acceptance:local") / "output" / "local" / "report.json").read_text())
     assert {(c["result"], c["fail_phase"]) for c in references.last_attempts(report)} == {("fail", "performance")}
+    # judged again under each MPI, alone, and failed again: the second attempts are the report's later runs
+    assert len(report["runs"]) == 1 + len(mpis.built())
+    assert "HaloCheck under openmpi failed, then failed again" in proc.stdout
 
 
 def test_the_history_job_of_a_second_pipeline_sees_the_first_s_runs(merge_request_pipeline, project, tmp_path):
