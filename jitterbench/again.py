@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import argparse
 import re
+import shutil
 import subprocess
 from pathlib import Path
 
@@ -60,7 +61,9 @@ def command(args) -> int:
     if not reframe:
         raise AgainError("give the run's ReFrame command after --, e.g. jitterbench again output/report.json -- "
                          "reframe -C systems/config.py --mode quick -r")
-    info, _ = references.report_cases(args.report)
+    if shutil.which(reframe[0]) is None:
+        raise AgainError(f"{reframe[0]}: no such command to run again (the run's ReFrame command line goes after --)")
+    references.report_cases(args.report)  # a report every command can read, or one line why not
     # the report is rewritten at the end, whole: refused now, not after the attempts, if that cannot be
     if not references.REPORT_HEAD.match(files.read_text(args.report, AgainError)[:4096]):
         raise AgainError(f"{args.report}: does not begin as ReFrame writes a run report ({{\"session_info\": ...); "
@@ -70,9 +73,10 @@ def command(args) -> int:
     if not failed:
         print(f"{args.report}: no check failed; nothing to judge again")
         return 0
-    # beside the run's own output and stage folders: the first attempt's stay as they were
-    output = Path(info.get("prefix_output") or Path(args.report).parent / "output") / "again"
-    stage = Path(info.get("prefix_stage") or Path(args.report).parent / "stage") / "again"
+    # in the output and stage folders beside the report (where the main job and the acceptance job keep
+    # ReFrame's), not where a report's text says: the first attempt's folders stay as they were
+    run = Path(args.report).resolve().parent
+    output, stage = run / "output" / "again", run / "stage" / "again"
     output.mkdir(parents=True, exist_ok=True)
     attempts, code = [], 0
     for check, environ in failed:

@@ -75,6 +75,8 @@ def test_without_a_command_or_with_nothing_failed_nothing_runs(tmp_path, capsys)
     path = write(tmp_path / "report.json", [halo_case("openmpi", "pass", 11.0, 8.0)])
     assert cli.main(["again", str(path)]) == 2
     assert "give the run's ReFrame command after --" in capsys.readouterr().err
+    assert cli.main(["again", str(path), "--", str(path)]) == 2  # a file, not a command: refused before anything
+    assert "no such command to run again" in capsys.readouterr().err
     before = path.read_text()
     assert cli.main(["again", str(path), "--", "false"]) == 0
     assert "no check failed; nothing to judge again" in capsys.readouterr().out and path.read_text() == before

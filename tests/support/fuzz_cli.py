@@ -80,7 +80,7 @@ TIMEOUT_S = 60
 MEMORY_CAP = 3 << 30
 NOBODY = 65534
 JITTERBENCH = [sys.executable, "-m", "jitterbench"]
-VERDICT_EXIT = {"history", "table", "reference"}  # exit 1: the verdict, not an error
+VERDICT_EXIT = {"again", "history", "table", "reference"}  # exit 1: the verdict, not an error
 
 NUMBERS = ["0", "-1", "1", "2", "3.5", "1e308", "-1e308", "nan", "inf", "-inf", "1e12", "100000000",
            "18446744073709551617", "0x10", "1_000", "", " ", "\u0663", "1e-300", "2,4,100000000", "1,0",
