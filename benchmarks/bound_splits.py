@@ -23,11 +23,13 @@ runs are judged, against a baseline made before them.  It prints, over the split
   TARGET is bounded.  This is the judged run's own noise with a slowdown laid on it: what the rule
   can detect, without the injection's own effect on the figure (verdict_rates.py power measures that).
 
---false-alarm-rate builds the baselines at another stated rate a run than the references' 1 %, and
---confirm counts a judged run as failed only where the next judged run (in the order given) fails a
-case that failed in it, the slowed check likewise: what a verdict that judges a failed case once more,
-minutes later, would give.  Where the two attempts are independent, a suite whose cases fail clean
-runs at rate a each fails a case twice at about a^2 or less: 1 % from 0.1 an attempt.
+--false-alarm-rate builds the baselines at another stated rate a run than the references' 1 %.
+Without --confirm a judged run is the whole verdict, one attempt at that rate (jitterbench reference
+--attempts 1); with it, the verdict of two attempts the main job gives (jitterbench again): the
+baselines are built for two attempts, each at the rate's square root (0.1 for 1 %), and a judged
+run fails only where the next judged run (in the order given) fails a case that failed in it, the
+slowed check likewise.  Where the two attempts are independent, a clean run fails a case twice at
+about the rate or less.
 
 --over-launches recomputes each figure from the case's launch values (launch_values: every launch
 of every round) with another statistic than the median the checks take, to see what the choice
@@ -172,7 +174,7 @@ def main():
         for _ in range(1 if args.first else args.splits):
             base = list(range(args.k)) if args.first else sorted(rng.choice(len(paths), args.k, replace=False))
             doc = references.build([paths[i] for i in base], system, "bound_splits.py", args.false_alarm_rate,
-                                   args.max_detectable)
+                                   args.max_detectable, attempts=2 if args.confirm else 1)
             rate = doc["provenance"]["false_alarm_rate"]
             for pool in doc["provenance"]["pools"]:
                 if pool["variables"].startswith("time, median"):
@@ -190,7 +192,7 @@ def main():
                         counts[2] += 1
     print(f"{'the first' if args.first else args.splits} baseline(s) of {args.k} of the {len(paths)} runs at "
           f"{args.false_alarm_rate:g} a run; figures over launches: {args.over_launches}"
-          f"{'; a failure counts where the next judged run confirms it' if args.confirm else ''}")
+          f"{'; two attempts: a failure counts where the next judged run confirms it' if args.confirm else ''}")
     for environ, pairs in sorted(mds.items()):
         values, shares = zip(*pairs)
         print(f"  {environ:9} central figures' minimum detectable slowdown: median {statistics.median(values):.2f}x "
