@@ -79,7 +79,8 @@ _STRICT = ["-S", "require_reference=1", "-S", "strict_references=1"]
 def _mode(module, name):
     """A mode's options for one system: its checks' variants of the mode's tag."""
     # no --max-retries: a case relaunches a disturbed launch itself (JitterbenchCheck.launches), and a
-    # verdict is one run's, as its references' false-alarm rate is stated for one run
+    # retry would pool a failed last round with its first attempt's other rounds; a failed check is
+    # run again whole instead (jitterbench again: docs/references.md, "Two attempts")
     own = {"quick": getattr(module, "QUICK", QUICK), "acceptance": _STRICT,
            "papers": getattr(module, "PAPERS", [])}[name]
     # the suite in rounds (settings.ROUNDS): each case's launches spread over the session, a case
