@@ -101,7 +101,7 @@ def false_alarms(args):
         inconclusive_runs += references.INCONCLUSIVE in outcomes
         what = "; ".join(f"{c['display_name'].split()[0]} {c['environ']}: {', '.join(failed_variables(c)) or '?'}"
                          for c in bad)
-        print(f"run {k:2d}: {len(cases)} cases, first attempt failed {' '.join(map(' under '.join, first)) or 'none'}; "
+        print(f"run {k:2d}: {len(cases)} cases, first attempt failed {', '.join(map(' under '.join, first)) or 'none'}; "
               f"{len(bad)} failed, {outcomes.count(references.INCONCLUSIVE)} inconclusive "
               f"({time.monotonic() - started:.0f} s) {what}", flush=True)
     low, high = stats.binom.interval(0.95, args.runs, rate)

@@ -93,5 +93,6 @@ def command(args) -> int:
             outcomes = []
         code |= "fail" in outcomes or not outcomes
         print(f"{check} under {environ} failed, then {second_attempt(outcomes)} ({name}.log)", flush=True)
-    references.add_attempts(args.report, attempts)
+    if attempts:
+        references.add_attempts(args.report, attempts)
     return code

@@ -227,7 +227,7 @@ def run(args) -> int:
         references.loads(text, output)  # the file ReFrame will read: checked before it replaces any
         files.write_text(output, text, own=references.OWN, force=args.force)
         print(f"wrote {output}: {sum(1 for k in doc if k not in references.SECTIONS)} check(s) "
-              f"for system {system}: {doc['provenance'].get('bounded', 0)} variable(s) bounded, "
+              f"for system {system}: {prov.get('bounded', 0)} variable(s) bounded, "
               f"{len(doc.get('not_assertable', []))} not assertable (at {prov['false_alarm_rate_per_attempt']:g} "
               f"an attempt split over {prov['asserted']}; {prov['false_alarm_rate']:g} a run of "
               f"{prov['attempts']} attempt(s))")

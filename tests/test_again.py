@@ -84,10 +84,11 @@ def test_without_a_command_or_with_nothing_failed_nothing_runs(tmp_path, capsys)
 
 @pytest.mark.unit
 def test_a_second_attempt_that_leaves_no_report_fails_the_check(tmp_path, capsys):
-    path = write(tmp_path / "report.json", [halo_case("openmpi", "fail", 30.0, 8.0)],
-                 head={"prefix_output": str(tmp_path / "output"), "time_start_unix": 1795323075})
+    path = write(tmp_path / "report.json", [halo_case("openmpi", "fail", 30.0, 8.0)])
+    before = path.read_text()
     assert cli.main(["again", str(path), "--", "false"]) == 1
     assert capsys.readouterr().out.startswith("HaloCheck under openmpi failed, then did not run (")
+    assert path.read_text() == before  # no second attempt to record: the report as it was
     assert verdict_table.failed([path]) == [("HaloCheck", "openmpi")]
 
 

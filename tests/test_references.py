@@ -136,9 +136,9 @@ def test_a_reference_bounds_the_worse_side_at_the_groups_detectable_slowdown(tmp
     leaf = doc["HaloCheck"]["local:default"]["openmpi"][1]
     assert doc["HaloCheck"]["$index"] == ["$partition", "$environ", "nodes", "pattern"]
     # one group (HaloCheck, openmpi): the 20 leave-one-out scores of max and jitter of both patterns
-    # (p99 over 100 calls is not asserted), at rate 0.01 over those 4 asserted variables
+    # (p99 over 100 calls is not asserted), at 0.01 a run judged in two attempts (ci/main.sh): 0.1 an
+    # attempt, over those 4 asserted variables
     logs = np.log([MAXIMA, [v / 2 for v in MAXIMA], [1.5] * 5, [1.5] * 5])
-    # at 0.01 a run judged in two attempts (ci/main.sh): 0.1 an attempt, over the 4 asserted variables
     mds = np.exp(bounds.threshold(bounds.loo_scores(logs), 0.1 / 4))
     value, lower, upper, unit = leaf["sendrecv"]["max"]
     assert (value, lower, unit) == (11.0, None, "us") and upper == pytest.approx(mds - 1, abs=1e-4)
