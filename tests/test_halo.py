@@ -258,10 +258,12 @@ def test_the_load_beside_the_run_is_recorded_before_and_after(halo):
     for when in ("before", "after"):
         sample = load[when]
         assert set(sample) == {"node", "host", "load1", "runnable", "tasks_total", "steal_pct", "cpus", "job_tasks",
-                               "job_cpus", "disturbed", "probe_us"}
-        # the job's speed: the slowest task's probe, in the line to its printed tenth
-        printed = float(re.search(rf" {when}_probe_us=(\S+)", line)[1])
-        assert sample["probe_us"] > 0 and printed == pytest.approx(sample["probe_us"], abs=0.06)
+                               "job_cpus", "disturbed", "probe_us", "pair_ns"}
+        # the job's speed: the slowest task's probe, in the line to its printed tenth; how far apart
+        # its CPUs are: a round trip between the node's two tasks
+        for field in ("probe_us", "pair_ns"):
+            printed = float(re.search(rf" {when}_{field}=(\S+)", line)[1])
+            assert sample[field] > 0 and printed == pytest.approx(sample[field], abs=0.06)
         assert (sample["node"], sample["job_tasks"], sample["cpus"]) == (0, 2, os.cpu_count())
         assert sample["runnable"] >= 0 and sample["tasks_total"] >= sample["runnable"] and sample["load1"] >= 0
         assert f"{when}_runnable={sample['runnable']} " in line and f"{when}_node={sample['host']} " in line
@@ -279,6 +281,8 @@ def test_more_ranks_than_cpus_given_is_recorded_and_warned(halo):
     assert placement["oversubscribed"]["ranks"] == np and placement["oversubscribed"]["cpus"] <= os.cpu_count()
     warnings = [line for line in run.stdout.splitlines() if line.startswith("# warning: oversubscribed: ")]
     assert len(warnings) == 1 and f"runs {np} ranks on the" in warnings[0]
+    # the round trip between two tasks that share a CPU, within its time budget: measured, no hang
+    assert all(run.doc["metadata"]["load"][when]["pair_ns"] > 0 for when in ("before", "after"))
     quiet = halo(2, "--calls", "3", "--pattern", "a")
     assert quiet.doc["metadata"]["placement"]["nodes_oversubscribed"] == 0
     assert "# warning: oversubscribed" not in quiet.stdout

@@ -64,6 +64,20 @@ def test_the_disturbed_run_rule_reads_the_load_line_exactly():
     assert disturbance("before", samples["before"]).startswith("disturbed run: on n1 before the run, 5 runnable")
 
 
+@pytest.mark.unit
+def test_a_launch_whose_cpus_were_far_apart_is_set_aside_by_the_case_s_nearest():
+    """A launch's round trip is the larger of its two samples' (-1: no node held two tasks, unknown);
+    a launch is kept when it is at most FAR_APART times the case's nearest, unknown ones always."""
+    from jitterbench.harness.load import FAR_APART, load_samples, near, pair_ns
+    assert pair_ns(load_samples("before_pair_ns=61.5 after_pair_ns=330.2 after_probe_us=1700")) == 330.2
+    assert pair_ns(load_samples("before_pair_ns=-1.0 after_pair_ns=-1.0")) is None
+    assert pair_ns(load_samples("before_probe_us=1700.0")) is None  # a benchmark that did not say
+    nearest = 60.0
+    pairs = [nearest, 75.0, None, FAR_APART * nearest, FAR_APART * nearest + 0.1, 330.0]
+    assert near(pairs) == [True, True, True, True, False, False]
+    assert near([None, None]) == [True, True] and near([]) == []
+
+
 @pytest.mark.mpi
 def test_the_benchmark_s_disturbed_verdict_is_the_rule_on_the_figures_it_prints():
     """jb-halo beside more busy processes than CPUs, and alone: in every sample it prints, its
@@ -145,6 +159,8 @@ def test_each_variable_is_the_median_of_its_launches_and_every_launch_is_kept(tm
     for name, pv in case["perfvalues"].items():
         launches = values[name.split(":")[-1]]
         assert len(launches) == 3 and pv[0] == pytest.approx(statistics.median(launches))
+    # each launch's round trip logged; with the rule off (judge_load=0) none set aside
+    assert len(json.loads(case["launch_pair_ns"])) == 3 and case["launches_set_aside"] == 0
     outputdir = Path(case["outputdir"])
     assert sorted(p.name for p in outputdir.glob("launch-*")) == ["launch-1", "launch-2", "launch-3"]
     job_out = (outputdir / "rfm_job.out").read_text()

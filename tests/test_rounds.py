@@ -11,6 +11,7 @@ from collections import Counter
 import pytest
 
 from jitterbench import references, runs
+from jitterbench.harness import load
 from support.reframe_runs import SUBSET_VARIABLES, listing, perflog_rows, reframe
 
 ROUND = re.escape(references.ROUND)
@@ -33,9 +34,14 @@ def test_the_last_round_judges_the_median_of_every_round_s_launches(tmp_path):
     assert all(c["rounds_pooled"] == 1 and c["perfvalues"] for c in cases if c is not case)
     values = json.loads(case["launch_values"])
     assert {name.split(":")[-1] for name in case["perfvalues"]} == set(values) == SUBSET_VARIABLES
+    # the median over the launches whose CPUs were not far apart (load.near), over all six rounds' launches
+    pairs = json.loads(case["launch_pair_ns"])
+    kept = load.near(pairs)
+    assert len(pairs) == 6 and case["launches_set_aside"] == kept.count(False)
     for name, pv in case["perfvalues"].items():
         launches = values[name.split(":")[-1]]
-        assert len(launches) == 6 and pv[0] == pytest.approx(statistics.median(launches))
+        assert len(launches) == 6
+        assert pv[0] == pytest.approx(statistics.median(v for v, k in zip(launches, kept) if k))
     rows = perflog_rows(tmp_path)  # one row a round, the earlier ones their own values
     (row,) = [r for r in rows if r["rounds_pooled"] == "3"]
     assert row["rounds"] == "3" and row["launches"] == "2" and len(rows) == 3

@@ -24,7 +24,7 @@ from reframe.core.builtins import fixture, parameter, run_after, run_before, san
 from reframe.core.exceptions import ReframeError, SanityError
 
 from .. import benchmarks, checkout, findings, fingerprint, references, settings, sweeps, transports
-from .load import disturbance, disturbed, load_samples
+from .load import disturbance, disturbed, load_samples, near, pair_ns
 from .configuration import install_prefix, per_node_scale, scale
 
 
@@ -256,15 +256,20 @@ class Rounds(rfm.RegressionTestPlugin):
         launches = json.loads(getattr(self, "launch_values", "") or "{}")
         case = (references.case_name(self.display_name), self.current_partition.fullname, self.current_environ.name)
         run = _ROUNDS_RUN.setdefault(case, {})
-        run[getattr(self, references.ROUND)] = {name: launches.get(name, [value]) for name, value in own.items()}
+        run[getattr(self, references.ROUND)] = ({name: launches.get(name, [value]) for name, value in own.items()},
+                                                json.loads(getattr(self, "launch_pair_ns", "") or "[]"))
         if len(run) < self.rounds:
             self.reference = {}  # an earlier round: its own values are logged, never judged
             return
         del _ROUNDS_RUN[case]
-        every = {name: [v for r in sorted(run) for v in run[r][name]] for name in own}
+        every = {name: [v for r in sorted(run) for v in run[r][0][name]] for name in own}
         if hasattr(self, "launch_values"):
             self.launch_values = json.dumps(every, separators=(",", ":"))
-        self.perf_variables = {name: sn.make_performance_function(sn.defer(statistics.median(values)),
+        pairs = [p for r in sorted(run) for p in run[r][1]]
+        if hasattr(self, "launch_pair_ns"):
+            self.launch_pair_ns = json.dumps(pairs)
+        kept = self.near_launches(pairs) if hasattr(self, "near_launches") else []
+        self.perf_variables = {name: sn.make_performance_function(sn.defer(_median_of_near(self, values, kept)),
                                                                   self.perf_variables[name].unit)
                                for name, values in every.items()}
         self.rounds_pooled = self.rounds
@@ -472,7 +477,16 @@ def _median_over_launches(test, values, name, what):
     kept = json.loads(test.launch_values or "{}")
     kept[name] = values
     test.launch_values = json.dumps(kept, separators=(",", ":"))
-    return statistics.median(values)
+    return _median_of_near(test, values, test.near_launches(json.loads(test.launch_pair_ns or "[]")))
+
+
+def _median_of_near(test, values, kept):
+    """The median over the launches kept (JitterbenchCheck.near_launches, one per launch); a variable with one value a round rather than a launch (a ratio of medians) takes
+    them all.  test.launches_set_aside counts the launches left out."""
+    if len(kept) != len(values):
+        return statistics.median(values)
+    test.launches_set_aside = kept.count(False)
+    return statistics.median(v for v, k in zip(values, kept) if k)
 
 
 class JitterbenchCheck(MpiCheck):
@@ -540,6 +554,10 @@ class JitterbenchCheck(MpiCheck):
     rotate_roles = variable(typ.Bool, value=False)
     # every launch's value of each performance variable, {variable: [launch 1, launch 2, ...]} (JSON)
     launch_values = variable(str, value="", loggable=True)
+    # each launch's round trip between two of its tasks on a node, ns (JSON, null where unknown),
+    # and the launches whose CPUs were far apart by it (load.near), left out of the case's medians
+    launch_pair_ns = variable(str, value="", loggable=True)
+    launches_set_aside = variable(int, value=0, loggable=True)
 
     # calibrated noise for the benchmarks that take --inject P:US (halo, jacobi): every task waits
     # US us, busy, at a call with chance P: a known slowdown, for the verdict's power
@@ -641,12 +659,14 @@ class JitterbenchCheck(MpiCheck):
         (the benchmark's verdict, src/core/load.c); load_before and load_after log every launch's,
         separated by '; '."""
         self.disturbances = []
+        pairs = []
         if self.is_dry_run():
             return
         path = os.path.join(self.stagedir, self.stdout.evaluate())
         text = open(path, errors="replace").read() if os.path.exists(path) else ""
         logged = {"before": [], "after": []}
         for launch, line in enumerate(re.findall(r"^# load: (.*)$", text, re.M), 1):
+            pairs.append(pair_ns(load_samples(line)))
             for when, sample in load_samples(line).items():
                 logged[when].append(" ".join(f"{k}={v}" for k, v in sample.items()))
                 if disturbed(sample):
@@ -654,6 +674,7 @@ class JitterbenchCheck(MpiCheck):
                     self.disturbances.append(f"launch {launch}{tried}: {disturbance(when, sample)}")
         for when, samples in logged.items():
             setattr(self, f"load_{when}", "; ".join(samples))
+        self.launch_pair_ns = json.dumps(pairs)
 
     def reads_the_load(self):
         """Whether the disturbed-launch rule applies: judge_load, and the partition's nodes have
@@ -661,6 +682,11 @@ class JitterbenchCheck(MpiCheck):
         than 'cores': the virtual cluster's containers on one host), a node's view of the
         runnable tasks holds the job's ranks of the other nodes: no rule reads it."""
         return self.judge_load and self.current_partition.extras.get("binding", "cores") == "cores"
+
+    def near_launches(self, pairs):
+        """Which launches the case's figures are the median over (load.near: those whose CPUs were
+        not far apart), where the disturbed-launch rule applies (reads_the_load); elsewhere all."""
+        return near(pairs) if self.reads_the_load() else [True] * len(pairs)
 
     def undisturbed(self):
         """Fails, as inconclusive, a case whose launch something else on a node disturbed through

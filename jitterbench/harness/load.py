@@ -23,6 +23,33 @@ def load_samples(line: str) -> dict:
     return samples
 
 
+# A launch's CPUs are far apart when a cache line's round trip between two of its tasks on a node
+# (the '# load:' line's pair_ns, src/core/load.c) is more than FAR_APART times the nearest of the
+# case's launches.  On the 2-core CI VM the round trip is 50-115 ns most of the time and 300-420 ns
+# for seconds at a time, with no load or steal to show it; in 300 launches of MPICH's halo exchange
+# every one of the 12 far-apart launches was 2.3x slower, and no launch between the two modes
+# (docs/references.md, "CPUs far apart"): any factor from 2 to 4 splits them alike.
+FAR_APART = 3
+
+
+def pair_ns(samples: dict) -> float | None:
+    """A launch's round trip: the larger of its samples' pair_ns (before and after), None where no
+    node held two tasks (-1) or the benchmark did not say."""
+    known = [s["pair_ns"] for s in samples.values() if isinstance(s.get("pair_ns"), (int, float)) and s["pair_ns"] > 0]
+    return max(known) if known else None
+
+
+def near(pairs: list) -> list[bool]:
+    """Which launches a case's figures are the median over: those whose round trip (pair_ns, None:
+    unknown, kept) is at most FAR_APART times the nearest launch's.  A launch whose CPUs the
+    hypervisor held far apart measured the hypervisor's placement, not the MPI: it is set aside
+    (counted in the check's launches_set_aside, its values kept in launch_values, every launch's
+    round trip in launch_pair_ns)."""
+    known = [p for p in pairs if p is not None]
+    nearest = min(known, default=None)
+    return [p is None or p <= FAR_APART * nearest for p in pairs]
+
+
 def disturbed(sample: dict) -> bool:
     """Whether the benchmark found the sample disturbed: the rule is stated once, in the benchmark
     (src/core/load.c: on a node, runnable - job_tasks > max(cpus - job_tasks, 0), the runnable

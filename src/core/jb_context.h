@@ -63,6 +63,8 @@ typedef struct {
                           * the end; -1 when the kernel does not say */
     double probe_us;     /* the job's speed, not the node's: the slowest task's time for a fixed
                           * computation (load.c's probe), taken by every task at once */
+    double pair_ns;      /* how far apart the job's CPUs are: the largest over nodes of a cache line's
+                          * round trip between a node's first and last task; -1: no node holds two */
     int cpus;            /* online CPUs of the node */
     int job_tasks;       /* this job's ranks on the node */
     int job_cpus;        /* CPUs the job's ranks there may use (their affinity sets' union) */

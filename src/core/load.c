@@ -2,6 +2,7 @@
  * the end; rank 0 keeps the busiest node's figures each time. */
 #include "jb_load.h"
 
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -67,6 +68,68 @@ static double probe_us(void)
     return took[REPS / 2];
 }
 
+/* How far apart the job's CPUs are on a node: a cache line's round trip, in ns, between the node's
+ * first and last task (MPI_COMM_TYPE_SHARED, world order), through a flag in an MPI shared window,
+ * the median of 5 timings of 1000 round trips; -1 on a node of one task.  On the 2-core CI VM a
+ * launch's round trip is 50-115 ns most of the time and 300-420 ns while the hypervisor holds the
+ * two vCPUs far apart, for seconds at a time, with no load or steal to show it: MPICH's halo
+ * exchange is then 2.3x slower and Open MPI's 1.4x (docs/references.md, "CPUs far apart"). */
+static double pair_ns(MPI_Comm world)
+{
+    enum { REPS = 5, ROUND_TRIPS = 1000, STOP = -1 };
+    const double BUDGET_S = 0.02;
+    MPI_Comm shared;
+    MPI_Comm_split_type(world, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &shared);
+    int rank, size;
+    MPI_Comm_rank(shared, &rank);
+    MPI_Comm_size(shared, &size);
+    double median = -1;
+    if (size > 1) {
+        atomic_long *flag;
+        MPI_Win win;
+        MPI_Win_allocate_shared(rank == 0 ? (MPI_Aint)sizeof *flag : 0, 1, MPI_INFO_NULL, shared, &flag, &win);
+        MPI_Aint bytes;
+        int unit;
+        MPI_Win_shared_query(win, 0, &bytes, &unit, &flag);
+        MPI_Win_lock_all(MPI_MODE_NOCHECK, win);
+        if (rank == 0)
+            atomic_init(flag, 0);
+        MPI_Win_sync(win);
+        MPI_Barrier(shared);
+        double took[REPS];
+        int done = 0;
+        long v = 0;
+        if (rank == 0) {
+            /* where two tasks share a CPU (oversubscribed) a round trip takes a time slice: a budget */
+            double start = MPI_Wtime();
+            for (int r = 0; r < REPS && MPI_Wtime() - start < BUDGET_S; r++) {
+                double t0 = MPI_Wtime();
+                int k = 0;
+                for (; k < ROUND_TRIPS && (k % 64 || MPI_Wtime() - start < BUDGET_S); k++, v += 2) {
+                    atomic_store(flag, v + 1);
+                    while (atomic_load(flag) != v + 2)
+                        ;
+                }
+                if (k)
+                    took[done++] = (MPI_Wtime() - t0) * 1e9 / k;
+            }
+            atomic_store(flag, STOP);
+        } else if (rank == size - 1) {
+            for (long seen; (seen = atomic_load(flag)) != STOP;)
+                if (seen == v + 1)
+                    atomic_store(flag, v += 2);
+        }
+        MPI_Win_unlock_all(win);
+        MPI_Win_free(&win);
+        if (rank == 0 && done) {
+            qsort(took, (size_t)done, sizeof *took, jb_compare_doubles);
+            median = took[done / 2];
+        }
+    }
+    MPI_Comm_free(&shared);
+    return median;
+}
+
 static void read_node(const jb_ctx *ctx, int at_end, jb_load_sample_t *s)
 {
     memset(s, 0, sizeof *s);
@@ -129,6 +192,8 @@ void jb_load_sample(jb_ctx *ctx, int at_end)
     MPI_Barrier(ctx->world);
     double probe = probe_us(), slowest = probe;
     MPI_Reduce(&probe, &slowest, 1, MPI_DOUBLE, MPI_MAX, 0, ctx->world);
+    double pair = pair_ns(ctx->world), farthest = pair;
+    MPI_Reduce(&pair, &farthest, 1, MPI_DOUBLE, MPI_MAX, 0, ctx->world);
     if (leaders != MPI_COMM_NULL) {
         int lrank;
         MPI_Comm_rank(leaders, &lrank);
@@ -144,6 +209,7 @@ void jb_load_sample(jb_ctx *ctx, int at_end)
     }
     if (ctx->rank == 0) {
         busiest.probe_us = slowest;
+        busiest.pair_ns = farthest;
         *(at_end ? &ctx->load_after : &ctx->load_before) = busiest;
     }
     if (ctx->rank != 0 || !at_end)
@@ -155,10 +221,10 @@ void jb_load_sample(jb_ctx *ctx, int at_end)
         if (!s->taken)
             continue;
         printf(" %s_node=%s %s_load1=%.2f %s_runnable=%ld %s_tasks_total=%ld %s_steal_pct=%.2f %s_cpus=%d "
-               "%s_job_tasks=%d %s_job_cpus=%d %s_disturbed=%d %s_probe_us=%.1f",
+               "%s_job_tasks=%d %s_job_cpus=%d %s_disturbed=%d %s_probe_us=%.1f %s_pair_ns=%.1f",
                when, s->host[0] ? s->host : "?", when, s->load1, when, s->runnable, when, s->tasks_total, when,
                s->steal_pct, when, s->cpus, when, s->job_tasks, when, s->job_cpus, when, disturbed(s), when,
-               s->probe_us);
+               s->probe_us, when, s->pair_ns);
     }
     printf("\n");
 }
@@ -172,7 +238,10 @@ void jb_load_json(const jb_ctx *ctx, jb_json *j)
                             "not given), online CPUs, the job's tasks and the CPUs they may use, and whether the "
                             "disturbed-launch rule holds (runnable - job_tasks > max(cpus - job_tasks, 0)); "
                             "probe_us, the job's speed: the slowest task's median of 5 timings of a fixed chain of "
-                            "2^20 dependent multiply-adds, every task at once (a slower CPU slows every figure)");
+                            "2^20 dependent multiply-adds, every task at once (a slower CPU slows every figure); "
+                            "pair_ns, how far apart the job's CPUs are: the largest over nodes of a cache line's "
+                            "round trip in ns between a node's first and last task, the median of 5 timings of "
+                            "1000 (-1: no node holds two tasks)");
     for (int k = 0; k < 2; k++) {
         const jb_load_sample_t *s = k ? &ctx->load_after : &ctx->load_before;
         if (!s->taken)
@@ -189,6 +258,7 @@ void jb_load_json(const jb_ctx *ctx, jb_json *j)
         jb_json_int(j, "job_cpus", s->job_cpus);
         jb_json_bool(j, "disturbed", disturbed(s));
         jb_json_num(j, "probe_us", s->probe_us);
+        jb_json_num(j, "pair_ns", s->pair_ns);
         jb_json_end(j);
     }
     jb_json_end(j);
