@@ -269,6 +269,10 @@ def test_the_load_beside_the_run_is_recorded_before_and_after(halo):
         assert f"{when}_runnable={sample['runnable']} " in line and f"{when}_node={sample['host']} " in line
         # the rule's verdict, the same in the line and the document (tests/test_launches.py: the rule itself)
         assert f"{when}_disturbed={int(sample['disturbed'])} " in line
+    # a node of one task has no two CPUs to measure between
+    alone = halo(1, "--calls", "5", "--pattern", "a")
+    assert alone.returncode == 0, alone.stderr
+    assert [alone.doc["metadata"]["load"][when]["pair_ns"] for when in ("before", "after")] == [-1, -1]
 
 
 def test_more_ranks_than_cpus_given_is_recorded_and_warned(halo):
