@@ -481,8 +481,9 @@ def _median_over_launches(test, values, name, what):
 
 
 def _median_of_near(test, values, kept):
-    """The median over the launches kept (JitterbenchCheck.near_launches, one per launch); a variable with one value a round rather than a launch (a ratio of medians) takes
-    them all.  test.launches_set_aside counts the launches left out."""
+    """The median over the launches kept (JitterbenchCheck.near_launches, one per launch); a
+    variable with one value a round rather than a launch (a ratio of medians) takes them all.
+    test.launches_set_aside counts the launches left out."""
     if len(kept) != len(values):
         return statistics.median(values)
     test.launches_set_aside = kept.count(False)
@@ -666,8 +667,9 @@ class JitterbenchCheck(MpiCheck):
         text = open(path, errors="replace").read() if os.path.exists(path) else ""
         logged = {"before": [], "after": []}
         for launch, line in enumerate(re.findall(r"^# load: (.*)$", text, re.M), 1):
-            pairs.append(pair_ns(load_samples(line)))
-            for when, sample in load_samples(line).items():
+            samples = load_samples(line)
+            pairs.append(pair_ns(samples))
+            for when, sample in samples.items():
                 logged[when].append(" ".join(f"{k}={v}" for k, v in sample.items()))
                 if disturbed(sample):
                     tried = f" of {self.launches}, disturbed in all {self.launch_tries} tries" if self.launch_loop else ""
