@@ -660,12 +660,12 @@ class JitterbenchCheck(MpiCheck):
         (the benchmark's verdict, src/core/load.c); load_before and load_after log every launch's,
         separated by '; '."""
         self.disturbances = []
-        pairs = []
         if self.is_dry_run():
             return
         path = os.path.join(self.stagedir, self.stdout.evaluate())
         text = open(path, errors="replace").read() if os.path.exists(path) else ""
         logged = {"before": [], "after": []}
+        pairs = []
         for launch, line in enumerate(re.findall(r"^# load: (.*)$", text, re.M), 1):
             samples = load_samples(line)
             pairs.append(pair_ns(samples))
