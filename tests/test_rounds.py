@@ -23,9 +23,12 @@ def test_the_last_round_judges_the_median_of_every_round_s_launches(tmp_path):
     the case's figure, each variable the median of the 6 launch values it keeps (in round order, two a
     round), the others their own, judged by nothing; the readers of the report and the perflog see one
     case, named without its round, with the last round's values."""
-    proc, cases = reframe(tmp_path, "-P", "eager_limit=default", "--repeat", "3", env={"JB_LAUNCHES": "2"})
+    # the disturbed-launch rule on (judge_load), so that the far-apart rule (load.near) decides what is pooled
+    proc, cases = reframe(tmp_path, "-P", "eager_limit=default", "--repeat", "3", judge_load=True,
+                          env={"JB_LAUNCHES": "2"})
     assert proc.returncode == 0, proc.stdout[-3000:]
     assert sorted(int(re.search(rf"%{ROUND}=(\d)", c["display_name"])[1]) for c in cases) == [0, 1, 2]
+    assert all(c["judge_load"] for c in cases)
     assert all(c["rounds"] == 3 and c["launches"] == 2 and c["result"] == "pass" for c in cases)
     judged = [c for c in cases if c["rounds_pooled"] == 3]
     assert len(judged) == 1 and len({c["stagedir"] for c in cases}) == 3
