@@ -20,7 +20,7 @@ from pathlib import Path
 import pytest
 
 from support import clusters
-from support.clusters import REPO, VCLUSTER, report_cases, run_env
+from support.clusters import REPO, VCLUSTER, failures, report_cases, run_env
 from conftest import assert_rejected, run_benchmark
 from jitterbench import mpi as mpis
 from jitterbench.simulate import profile as prof
@@ -340,7 +340,7 @@ def test_the_papers_mode_on_the_torus_and_the_check_against_its_references(ring,
     proc = subprocess.run(clusters.reframe_command("torus", "--mode", "papers", "--max-retries=1"), cwd=REPO,
                           env=run_env(ring, papers), capture_output=True, text=True, timeout=600)
     cases = [c for c in report_cases(papers) if c["result"] != "skip"]
-    assert proc.returncode == 0 and all(c["result"] == "pass" for c in cases), proc.stdout[-3000:]
+    assert proc.returncode == 0 and all(c["result"] == "pass" for c in cases), failures(cases, proc.stdout)
     assert sorted((c["name"].split()[0], c["environ"]) for c in cases) == [
         ("BunchingFinding", "openmpi"), ("ContentionFinding", "openmpi")]
     (bunching,) = [c for c in cases if c["name"].startswith("BunchingFinding")]

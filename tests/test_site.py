@@ -59,7 +59,7 @@ def test_a_site_made_by_the_command_runs_the_quick_mode_on_slurm_and_tables_it(c
     assert proc.returncode == 0, proc.stdout[-3000:]
     cases = clusters.report_cases(out)
     ran = [c for c in cases if c["result"] != "skip"]
-    assert ran and all(c["result"] == "pass" for c in ran), proc.stdout[-3000:]
+    assert ran and all(c["result"] == "pass" for c in ran), clusters.failures(ran, proc.stdout)
     assert {(c["system"], c["partition"], c["environ"]) for c in ran} == {("journey", "vc", "openmpi")}
     assert sorted((c["nodes"], c["distribution"]) for c in ran) == [(2, "block"), (2, "cyclic")]
     # Slurm placed the two-node jobs on two nodes, and Open MPI said it went over TCP between them

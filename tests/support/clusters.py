@@ -57,6 +57,15 @@ def run_env(cluster_env, out, references=None):
     return dict(cluster_env, JB_OUTPUT=str(out), JB_REFERENCE_DIR=str(references), RFM_POLL_RATE_MIN="2")
 
 
+def failures(cases, stdout):
+    """An assertion's message for a run whose cases should all have passed: each failed case's
+    name, phase and reason first (CI shows a failing test's message cut short, and ReFrame's
+    summary names the reason last), then the output's tail."""
+    failed = [f"{c['display_name']} @{c['system']}:{c['partition']}+{c['environ']}: {c.get('fail_phase')}: "
+              f"{c.get('fail_reason')}" for c in cases if c["result"] == "fail"]
+    return "\n".join([*failed, stdout[-2000:]])
+
+
 def report_cases(out):
     """The last outcome of every test case: a retried case's retry replaces its failure."""
     report = json.loads((out / "report.json").read_text())
