@@ -96,7 +96,10 @@ PARTITION = re.compile(r"(?P<name>[A-Za-z0-9_-]+):(?P<nodes>\d+):(?P<tasks>\d+)(
 MAX_NODES = 10_000_000
 MAX_TASKS_PER_NODE = 100_000
 # schedulers that take a partition (queue) as `-p NAME`: the default access of a partition
-QUEUED = {"slurm", "squeue", "pbs", "torque"}
+QUEUED = {"slurm", "squeue", "jb-squeue", "pbs", "torque"}
+# ReFrame's schedulers a site's module gets in their mended form (jitterbench/harness/schedulers.py):
+# ReFrame's squeue takes a job for ended whenever squeue cannot reach a busy controller
+MENDED = {"squeue": "jb-squeue"}
 
 
 @dataclasses.dataclass
@@ -249,7 +252,7 @@ def render(name, hostnames, scheduler, launcher, mpis, network, partitions, comm
     part_lines = "\n".join(f"        partition({p.name!r}, {p.max_nodes}, {p.max_tasks_per_node}, {p.access!r}),"
                            for p in partitions)
     quoted = {f"{k}_q": repr(v) for k, v in [  # as Python literals: what they hold is never code
-        ("name", name), ("network", network), ("scheduler", scheduler), ("launcher", launcher),
+        ("name", name), ("network", network), ("scheduler", MENDED.get(scheduler, scheduler)), ("launcher", launcher),
         ("descr", f"{name}: {len(partitions)} partition(s), {network} between nodes"),
         ("hostnames", list(hostnames) or ["^never-selected-by-hostname$"]), ("command", command)]}
     module = MODULE.format(name=name, date=date, mpis=mpi_lines, networks=", ".join(NETWORKS),

@@ -27,7 +27,7 @@ from jitterbench import checkout  # noqa: E402
 checkout.use(REPO)
 import jitterbench.benchmarks  # noqa: E402
 import jitterbench.harness.launchers  # noqa: E402,F401  registers the jb-mpirun, poe, bgp-mpirun and yod launchers
-import jitterbench.harness.schedulers  # noqa: E402,F401  registers jb-local, the local scheduler that waits
+import jitterbench.harness.schedulers  # noqa: E402,F401  registers jb-local and jb-squeue (mended ReFrame schedulers)
 from jitterbench import settings  # noqa: E402
 from jitterbench.harness import systems  # noqa: E402
 from jitterbench.harness.configuration import results_handlers  # noqa: E402

@@ -82,6 +82,17 @@ def test_a_tcp_site_builds_no_perftest_and_lists_no_rdma_libraries(tmp_path):
     assert module.SYSTEM["partitions"][0]["access"] == []  # the local scheduler takes no queue
 
 
+@pytest.mark.unit
+def test_a_slurm_without_accounting_gets_the_squeue_scheduler_that_waits_for_an_answer(tmp_path):
+    """ReFrame's squeue takes every job for ended when squeue cannot reach the controller; a site
+    that names it gets jb-squeue (jitterbench/harness/schedulers.py), which the configuration knows."""
+    site.new("plain", [], "squeue", "srun", ["mpich"], "tcp", ["batch:4:8"], tmp_path)
+    (module,) = systems.load_systems([tmp_path])
+    (partition,) = module.SYSTEM["partitions"]
+    assert (partition["scheduler"], partition["access"]) == ("jb-squeue", ["-p batch"])
+    assert site._configuration().known_backend("scheduler", "jb-squeue")
+
+
 @pytest.mark.parametrize("args, message", [
     (["Acme", *ACME], "site name 'Acme' must be a lower-case letter"),
     (["local", *ACME], "a system named 'local' exists already"),

@@ -19,7 +19,7 @@ from pathlib import Path
 import pytest
 
 from support import clusters
-from support.clusters import REPO, VCLUSTER, report_cases, run_env
+from support.clusters import REPO, VCLUSTER, failures, report_cases, run_env
 from conftest import folder, install_prefix
 from jitterbench import mpi as mpis
 
@@ -83,8 +83,7 @@ def test_bring_up_is_idempotent_and_a_bad_count_is_refused(cluster):
 
 def test_the_quick_suite_passes_for_every_mpi_on_one_and_three_nodes(quick):
     proc, ran, _ = quick
-    assert proc.returncode == 0, proc.stdout[-3000:]
-    assert ran and all(c["result"] == "pass" for c in ran)
+    assert proc.returncode == 0 and ran and all(c["result"] == "pass" for c in ran), failures(ran, proc.stdout)
     for environ in (m.name for m in mpis.available()):
         for check in ("HaloCheck", "PingPongCheck", "TorusCheck", "AlltoallCheck", "EagerCheck"):
             nodes = {c["nodes"] for c in cases_of(ran, check) if c["environ"] == environ}
@@ -190,7 +189,10 @@ def test_every_run_recorded_the_transport_it_used_and_each_node_s_devices(quick)
 def test_the_checks_run_under_a_site_s_own_configuration(cluster, tmp_path):
     """A configuration written as a site writes its own (README, "The site contract"): its own
     system, two Slurm partitions and its own environment name, declaring only the contract's
-    features and extras.  The checks run, place their jobs and check the transport under it."""
+    features and extras.  The checks run, place their jobs and check the transport under it.  With
+    the scheduler, PMIx's job store and the retry the cluster's own configuration and tests have:
+    ReFrame's squeue read a running job's output on CI, and Open MPI now and then crashes at start-up
+    there (docs/vcluster.md)."""
     if not mpis.OPENMPI.available():
         pytest.skip("Open MPI is not installed")
     prefix = install_prefix(tmp_path / "prefix")
@@ -203,11 +205,11 @@ def test_the_checks_run_under_a_site_s_own_configuration(cluster, tmp_path):
     cmd = [str(clusters.REFRAME), "-C", str(site), "--system", "acme", "-c", "reframe_checks/pingpong.py",
            "-c", "reframe_checks/eager.py", "-t", "quick", "-P", "nodes=1,2", "-S", "calls=20",
            "-S", "PingPongCheck.modes=send", "-S", "PingPongCheck.messages=1", "-S", "PingPongCheck.msg_sizes=8",
-           "--prefix", str(out), "--report-file", str(out / "report.json"), "-r"]
+           "--prefix", str(out), "--report-file", str(out / "report.json"), "--max-retries=1", "-r"]
     proc = subprocess.run(cmd, cwd=REPO, env=env, capture_output=True, text=True, timeout=900)
     cases = report_cases(out)
     ran = [c for c in cases if c["result"] != "skip"]
-    assert proc.returncode == 0 and ran and all(c["result"] == "pass" for c in ran), proc.stdout[-3000:]
+    assert proc.returncode == 0 and ran and all(c["result"] == "pass" for c in ran), failures(ran, proc.stdout)
     assert {(c["partition"], c["environ"]) for c in ran} == {("batch", "gcc-ompi"), ("small", "gcc-ompi")}
     # the small partition holds one node: only the batch partition ran the two-node jobs
     assert {c["nodes"] for c in ran if c["partition"] == "small"} == {1}
@@ -229,7 +231,7 @@ def test_the_papers_mode_asserts_each_finding_and_the_report_sets_it_beside_its_
                           env={**run_env(cluster, out), "JB_PREFIX": str(prefix / "{environ}")},
                           capture_output=True, text=True, timeout=900)
     ran = [c for c in report_cases(out) if c["result"] != "skip"]
-    assert proc.returncode == 0 and all(c["result"] == "pass" for c in ran), proc.stdout[-3000:]
+    assert proc.returncode == 0 and all(c["result"] == "pass" for c in ran), failures(ran, proc.stdout)
     assert sorted((c["name"].split()[0], c.get("nodes")) for c in ran) == [
         ("AlltoallInjectedFinding", 3), ("AlltoallNoiseFinding", None), ("HaloNoiseFinding", 1), ("HaloNoiseFinding", 2), ("HaloNoiseFinding", 3),
         ("NonBlockingFinding", 1), ("NonBlockingFinding", 2), ("OverlapLatencyFinding", 1), ("SplittingFinding", 2)]
@@ -258,8 +260,11 @@ def test_the_papers_mode_asserts_each_finding_and_the_report_sets_it_beside_its_
 # environment extras family, transports and eager_vars.  Its env_vars are the site's own MPI
 # set-up (here the virtual cluster's, ../shared/notes/vcluster.md).
 SITE_CONFIGURATION = """
+import jitterbench.harness.schedulers  # registers jb-squeue: ReFrame's squeue, believing a job ended only where squeue answered
+
+
 def partition(name, nodes):
-    return {"name": name, "scheduler": "squeue", "launcher": "srun", "access": ["-p vc"],
+    return {"name": name, "scheduler": "jb-squeue", "launcher": "srun", "access": ["-p vc"],
             "environs": ["gcc-ompi"], "features": ["mpi"], "max_jobs": 1,
             "extras": {"max_nodes": nodes, "max_tasks_per_node": 2, "transports": ["shm", "tcp"],
                        "binding": "none"}}
@@ -272,12 +277,56 @@ site_configuration = {
         "env_vars": [["OMPI_ALLOW_RUN_AS_ROOT", "1"], ["OMPI_ALLOW_RUN_AS_ROOT_CONFIRM", "1"],
                      ["OMPI_MCA_rmaps_base_oversubscribe", "1"], ["SLURM_MPI_TYPE", "pmix"],
                      ["OMPI_MCA_pml", "ob1"], ["OMPI_MCA_btl", "self,vader,tcp"],
-                     ["OMPI_MCA_btl_tcp_if_include", "eth0"], ["OMPI_MCA_oob_tcp_if_include", "10.77.0.0/24"]],
+                     ["OMPI_MCA_btl_tcp_if_include", "eth0"], ["OMPI_MCA_oob_tcp_if_include", "10.77.0.0/24"],
+                     ["PMIX_MCA_gds", "hash"]],
         "extras": {"family": "openmpi", "transports": {"shm": "ob1-vader", "tcp": "ob1-tcp"},
                    "eager_vars": {"shm": "OMPI_MCA_btl_vader_eager_limit", "tcp": "OMPI_MCA_btl_tcp_eager_limit"}},
     }],
 }
 """
+
+
+def test_a_job_is_not_taken_for_ended_while_squeue_cannot_reach_the_controller(cluster, tmp_path):
+    """squeue that cannot reach slurmctld lists no job and exits 1; ReFrame's squeue scheduler took that
+    for every job ended and read the output of a job still running (CI: an empty rfm_job.out, "gave no
+    account of its transport").  Here ReFrame's own Slurm configuration names a port no controller
+    listens on for 3 s while a job of 60 launches runs (0.2 s each here; the job's srun keeps the
+    cluster's configuration, through the job's environment): jb-squeue (harness/schedulers.py) asks
+    again, and the case reads every launch."""
+    real = Path(cluster["SLURM_CONF"])
+    text = real.read_text()
+    seen_by_reframe = tmp_path / "slurm.conf"
+    seen_by_reframe.write_text(text)
+    # no controller on port 1; squeue gives up within a second instead of the cluster's 10 s
+    unreachable = re.sub(r"(?m)^(SlurmctldPort|MessageTimeout)=.*\n?", "", text) + "SlurmctldPort=1\nMessageTimeout=1\n"
+    prefix = install_prefix(tmp_path / "prefix")
+    args = ["-c", "reframe_checks/pingpong.py", "-n", "PingPongCheck", "-p", "^openmpi$", "-P", "nodes=2",
+            "-P", "tasks_per_node=1", "-P", "eager_limit=default", "-P", "distribution=block", "-P", "sweep=sizes",
+            "-S", "modes=send", "-S", "messages=1", "-S", "msg_sizes=8", "-S", "calls=20",
+            "-S", f"env_vars=SLURM_CONF:{real}"]
+    env = {**run_env(cluster, tmp_path), "JB_PREFIX": str(prefix / "{environ}"), "JB_LAUNCHES": "60",
+           "SLURM_CONF": str(seen_by_reframe)}
+    proc = subprocess.Popen(reframe_command(*args), cwd=REPO, env=env, stdout=subprocess.PIPE,
+                            stderr=subprocess.STDOUT, text=True)
+    stage = tmp_path / "stage" / "vcluster" / "vc" / "openmpi"
+    deadline = time.monotonic() + 120
+    while not list(stage.glob("PingPongCheck_*/launch-1")):
+        assert time.monotonic() < deadline and proc.poll() is None, "no launch began"
+        time.sleep(0.05)
+    seen_by_reframe.write_text(unreachable)
+    try:
+        asked = subprocess.run(["squeue", "-h"], env=env, capture_output=True, text=True, timeout=60)
+        time.sleep(3)
+        running = not list(stage.glob("PingPongCheck_*/launch-60"))  # the job outlived the silence
+    finally:
+        seen_by_reframe.write_text(text)
+    stdout, _ = proc.communicate(timeout=600)
+    assert asked.returncode != 0 and "slurm controller" in asked.stderr, asked.stderr
+    assert running, "the job's launches ended within the 3 s: nothing was shown"
+    (case,) = [c for c in report_cases(tmp_path) if c["result"] != "skip"]
+    assert proc.returncode == 0 and case["result"] == "pass", failures([case], stdout)
+    assert case["launches"] == 60
+    assert "jb-squeue: squeue did not answer" in (tmp_path / "reframe.log").read_text()
 
 
 def test_a_node_whose_slurmd_dies_fails_its_check_and_the_others_complete(cluster, tmp_path):

@@ -3,8 +3,8 @@ environments, the papers' machines, install prefixes, the scales a partition run
 the system registry (harness/systems.py) and `site new` ask of ReFrame (its schema, a modules
 system, a backend's name).
 
-The launchers live in jitterbench/harness/launchers.py (imported here, which registers
-them) and the checks' bases in jitterbench/harness/checks.py, which only ReFrame's
+The launchers and schedulers live in jitterbench/harness/launchers.py and schedulers.py
+(imported here, which registers them) and the checks' bases in jitterbench/harness/checks.py, which only ReFrame's
 loader imports: its parameters are read from the configured system.
 """
 from __future__ import annotations
@@ -23,6 +23,7 @@ from reframe.core.modules import ModulesSystem
 
 from ..transports import TRANSPORTS
 from . import launchers  # noqa: F401  registers jb-mpirun, poe, bgp-mpirun and yod
+from . import schedulers  # noqa: F401  registers jb-local and jb-squeue
 
 
 def results_handlers():
@@ -237,7 +238,7 @@ def modules_system_problem(kind, checked):
 
 def known_backend(kind, name):
     """Whether ReFrame knows a scheduler or launcher of that name (jitterbench's own included:
-    launchers is imported above)."""
+    launchers and schedulers are imported above)."""
     try:
         (getscheduler if kind == "scheduler" else getlauncher)(name)
         return True

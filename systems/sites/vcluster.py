@@ -59,7 +59,7 @@ SYSTEM = {
     "partitions": [{
         "name": "vc",
         "descr": f"{NODES} nodes of {os.cpu_count()} cores; shared memory on a node, TCP between nodes",
-        "scheduler": "squeue",
+        "scheduler": "jb-squeue",  # believes a job ended only where squeue answered: harness/schedulers.py
         "launcher": "srun",
         "access": ["-p vc"],
         "environs": [e["name"] for e in ENVIRONMENTS],
