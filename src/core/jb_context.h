@@ -65,6 +65,7 @@ typedef struct {
                           * computation (load.c's probe), taken by every task at once */
     double pair_ns;      /* how far apart the job's CPUs are: the largest over nodes of a cache line's
                           * round trip between a node's first and last task; -1: no node holds two */
+    char probe_host[64], pair_host[64]; /* the nodes that held the slowest probe and the farthest pair */
     int cpus;            /* online CPUs of the node */
     int job_tasks;       /* this job's ranks on the node */
     int job_cpus;        /* CPUs the job's ranks there may use (their affinity sets' union) */
@@ -90,6 +91,7 @@ typedef struct {
     jb_json placement;       /* every rank's node and CPUs, rank 0 only */
     char mpi_library[MPI_MAX_LIBRARY_VERSION_STRING]; /* its first line */
     char cpu_model[128];     /* rank 0's node: /proc/cpuinfo's model name, or "unknown" */
+    char hardware[512];      /* rank 0's node: its processor and caches (jb_hardware_facts) */
     int cpus;                /* rank 0's node: online CPUs, 0 if unknown */
     size_t memory_per_task;  /* what a task may hold: its share of the smallest node */
     int write_failed;        /* an output could not be written: exit 1 */

@@ -9,6 +9,7 @@
  *   stats      statistics of an array, medians, histograms            (no MPI)
  *   json       the JSON builder                                       (no MPI)
  *   schedule   the order of a run's variants: shuffled rounds         (no MPI)
+ *   hardware   the node's processor and caches, as the OS tells them  (no MPI)
  *   clock      the synchronised clock: offsets to rank 0's
  *   context    the run's state (jb_ctx), collective errors, checked allocation
  *   watchdog   --timeout
@@ -38,6 +39,7 @@
 #include "jb_stats.h"
 #include "jb_json.h"
 #include "jb_schedule.h"
+#include "jb_hardware.h"
 #include "jb_clock.h"
 #include "jb_context.h"
 #include "jb_watchdog.h"

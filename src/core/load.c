@@ -183,6 +183,20 @@ static int disturbed(const jb_load_sample_t *s)
     return s->taken && s->runnable >= 0 && s->cpus > 0 && s->runnable - s->job_tasks > free_cpus;
 }
 
+/* The largest of every task's value, and the node of the task that holds it (the lowest rank
+ * on ties), both on rank 0: a figure of the node, named, so that a slow node is named among
+ * many (docs/references.md, "Node first").  Nothing per task travels. */
+static double largest(const jb_ctx *ctx, double mine, char host[64])
+{
+    struct { double value; int rank; } in = {mine, ctx->rank}, top;
+    MPI_Allreduce(&in, &top, 1, MPI_DOUBLE_INT, MPI_MAXLOC, ctx->world);
+    memset(host, 0, 64);
+    if (ctx->rank == top.rank)
+        gethostname(host, 63);
+    MPI_Bcast(host, 64, MPI_CHAR, top.rank, ctx->world);
+    return top.value;
+}
+
 void jb_load_sample(jb_ctx *ctx, int at_end)
 {
     MPI_Comm leaders = ctx->nodes.leaders;
@@ -190,10 +204,9 @@ void jb_load_sample(jb_ctx *ctx, int at_end)
     memset(&busiest, 0, sizeof busiest);
     /* every task at once, as in a compute phase, before the leaders' reads sleep */
     MPI_Barrier(ctx->world);
-    double probe = probe_us(), slowest = probe;
-    MPI_Reduce(&probe, &slowest, 1, MPI_DOUBLE, MPI_MAX, 0, ctx->world);
-    double pair = pair_ns(ctx->world), farthest = pair;
-    MPI_Reduce(&pair, &farthest, 1, MPI_DOUBLE, MPI_MAX, 0, ctx->world);
+    char probe_host[64], pair_host[64];
+    double slowest = largest(ctx, probe_us(), probe_host);
+    double farthest = largest(ctx, pair_ns(ctx->world), pair_host);
     if (leaders != MPI_COMM_NULL) {
         int lrank;
         MPI_Comm_rank(leaders, &lrank);
@@ -210,6 +223,8 @@ void jb_load_sample(jb_ctx *ctx, int at_end)
     if (ctx->rank == 0) {
         busiest.probe_us = slowest;
         busiest.pair_ns = farthest;
+        memcpy(busiest.probe_host, probe_host, sizeof probe_host);
+        memcpy(busiest.pair_host, pair_host, sizeof pair_host);
         *(at_end ? &ctx->load_after : &ctx->load_before) = busiest;
     }
     if (ctx->rank != 0 || !at_end)
@@ -221,10 +236,12 @@ void jb_load_sample(jb_ctx *ctx, int at_end)
         if (!s->taken)
             continue;
         printf(" %s_node=%s %s_load1=%.2f %s_runnable=%ld %s_tasks_total=%ld %s_steal_pct=%.2f %s_cpus=%d "
-               "%s_job_tasks=%d %s_job_cpus=%d %s_disturbed=%d %s_probe_us=%.1f %s_pair_ns=%.1f",
+               "%s_job_tasks=%d %s_job_cpus=%d %s_disturbed=%d %s_probe_us=%.1f %s_probe_node=%s %s_pair_ns=%.1f "
+               "%s_pair_node=%s",
                when, s->host[0] ? s->host : "?", when, s->load1, when, s->runnable, when, s->tasks_total, when,
                s->steal_pct, when, s->cpus, when, s->job_tasks, when, s->job_cpus, when, disturbed(s), when,
-               s->probe_us, when, s->pair_ns);
+               s->probe_us, when, s->probe_host[0] ? s->probe_host : "?", when, s->pair_ns, when,
+               s->pair_host[0] ? s->pair_host : "?");
     }
     printf("\n");
 }
@@ -238,10 +255,11 @@ void jb_load_json(const jb_ctx *ctx, jb_json *j)
                             "not given), online CPUs, the job's tasks and the CPUs they may use, and whether the "
                             "disturbed-launch rule holds (runnable - job_tasks > max(cpus - job_tasks, 0)); "
                             "probe_us, the job's speed: the slowest task's median of 5 timings of a fixed chain of "
-                            "2^20 dependent multiply-adds, every task at once (a slower CPU slows every figure); "
-                            "pair_ns, how far apart the job's CPUs are: the largest over nodes of a cache line's "
-                            "round trip in ns between a node's first and last task, the median of 5 timings of "
-                            "1000 (-1: no node holds two tasks)");
+                            "2^20 dependent multiply-adds, every task at once (a slower CPU slows every figure), "
+                            "probe_node the node of that task; pair_ns, how far apart the job's CPUs are: the "
+                            "largest over nodes of a cache line's round trip in ns between a node's first and last "
+                            "task, the median of 5 timings of 1000 (-1: no node holds two tasks), pair_node that "
+                            "node (the first task's where none holds two)");
     for (int k = 0; k < 2; k++) {
         const jb_load_sample_t *s = k ? &ctx->load_after : &ctx->load_before;
         if (!s->taken)
@@ -258,7 +276,9 @@ void jb_load_json(const jb_ctx *ctx, jb_json *j)
         jb_json_int(j, "job_cpus", s->job_cpus);
         jb_json_bool(j, "disturbed", disturbed(s));
         jb_json_num(j, "probe_us", s->probe_us);
+        jb_json_str(j, "probe_node", s->probe_host);
         jb_json_num(j, "pair_ns", s->pair_ns);
+        jb_json_str(j, "pair_node", s->pair_host);
         jb_json_end(j);
     }
     jb_json_end(j);

@@ -84,6 +84,7 @@ static void metadata_json(jb_ctx *ctx, jb_json *j)
     if (ctx->rank == 0) {
         jb_json_str(j, "cpu_model", ctx->cpu_model);
         jb_json_int(j, "cpus", ctx->cpus);
+        jb_json_str(j, "hardware", ctx->hardware);
     }
     char std[16];
     snprintf(std, sizeof std, "%d.%d", major, minor);

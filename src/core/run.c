@@ -11,6 +11,7 @@
 
 #include "jb_clock.h"
 #include "jb_files.h"
+#include "jb_hardware.h"
 #include "jb_json.h"
 #include "jb_load.h"
 #include "jb_options.h"
@@ -201,8 +202,8 @@ static void calibrate_timer(jb_timer *t)
 }
 
 /* The CPU model of this node (/proc/cpuinfo's first "model name", as Linux gives it on
- * x86; "unknown" elsewhere) and its online CPUs: a reference file's fingerprint holds
- * both, so references are not taken to another machine. */
+ * x86; "unknown" elsewhere), its online CPUs and its hardware (jb_hardware_facts): a
+ * reference file's fingerprint holds them, so references are not taken to another machine. */
 static void read_cpu(jb_ctx *ctx)
 {
     snprintf(ctx->cpu_model, sizeof ctx->cpu_model, "unknown");
@@ -222,6 +223,7 @@ static void read_cpu(jb_ctx *ctx)
         fclose(f);
     long online = sysconf(_SC_NPROCESSORS_ONLN);
     ctx->cpus = online > 0 && online < INT_MAX ? (int)online : 0;
+    jb_hardware_facts("", ctx->hardware, sizeof ctx->hardware);
 }
 
 void jb_options_done(jb_ctx *ctx, int optind_after)
@@ -252,8 +254,8 @@ void jb_options_done(jb_ctx *ctx, int optind_after)
         ctx->mpi_library[--len] = '\0';
     if (ctx->rank == 0) {
         read_cpu(ctx);
-        printf("# jb-%s %s\n# mpi_library: %s\n# cpu: %s; %d CPUs\n", ctx->name, JB_VERSION, ctx->mpi_library,
-               ctx->cpu_model, ctx->cpus);
+        printf("# jb-%s %s\n# mpi_library: %s\n# cpu: %s; %d CPUs\n# hardware: %s\n", ctx->name, JB_VERSION,
+               ctx->mpi_library, ctx->cpu_model, ctx->cpus, ctx->hardware);
         if (ctx->opt.rank_order)
             printf("# rank_order: %ld (the roles rotated): task 0 is world rank %d, on node %d of the list\n",
                    ctx->opt.rank_order, ctx->world_rank, ctx->nodes.listed);

@@ -3,8 +3,11 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include "check.h"
+#include "jb_hardware.h"
 #include "jb_json.h"
 #include "jb_parse.h"
 #include "jb_rng.h"
@@ -406,6 +409,66 @@ static void test_median_and_normal_quantile(void)
     CHECK_NEAR(jb_normal_upper_quantile(1e-9), 5.997807, 1e-6);
 }
 
+/* a file of a test root, its folders made on the way */
+static void put(const char *root, const char *path, const char *text)
+{
+    char full[1024];
+    snprintf(full, sizeof full, "%s%s", root, path);
+    for (char *slash = strchr(full + strlen(root) + 1, '/'); slash; slash = strchr(slash + 1, '/')) {
+        *slash = '\0';
+        mkdir(full, 0700);
+        *slash = '/';
+    }
+    FILE *f = fopen(full, "w");
+    CHECK(f != NULL);
+    if (f) {
+        fputs(text, f);
+        fclose(f);
+    }
+}
+
+static void test_hardware(void)
+{
+    char root[] = "/tmp/jb-hardware-XXXXXX", facts[512];
+    CHECK(mkdtemp(root) != NULL);
+    /* an x86 guest: two CPUs listed, the first CPU's fields taken; four caches; no hypervisor named in sysfs */
+    put(root, "/proc/cpuinfo", "processor\t: 0\nvendor_id\t: AuthenticAMD\ncpu family\t: 25\nmodel\t\t: 1\n"
+                               "model name\t: AMD EPYC 7B13 64-Core Processor\nstepping\t: 1\n"
+                               "flags\t\t: fpu sse2 hypervisor avx2\n\nprocessor\t: 1\nvendor_id\t: Other\n"
+                               "cpu family\t: 23\n");
+    const char *types[] = {"Data", "Instruction", "Unified", "Unified"}, *levels[] = {"1", "1", "2", "3"},
+               *sizes[] = {"32K", "32K", "512K", "32768K"};
+    for (int k = 0; k < 4; k++) {
+        char path[128];
+        snprintf(path, sizeof path, "/sys/devices/system/cpu/cpu0/cache/index%d/level", k);
+        put(root, path, levels[k]);
+        snprintf(path, sizeof path, "/sys/devices/system/cpu/cpu0/cache/index%d/type", k);
+        put(root, path, types[k]);
+        snprintf(path, sizeof path, "/sys/devices/system/cpu/cpu0/cache/index%d/size", k);
+        put(root, path, sizes[k]);
+    }
+    put(root, "/sys/devices/system/cpu/online", "0-1,4,6-7\n");
+    jb_hardware_facts(root, facts, sizeof facts);
+    CHECK(strcmp(facts, "vendor=AuthenticAMD family=25 model=1 stepping=1 l1d=32K l1i=32K l2=512K l3=32768K "
+                        "cpus=5 hypervisor=yes") == 0);
+    /* Xen names itself; a line cut to the room given ends at a whole word */
+    put(root, "/sys/hypervisor/type", "xen\n");
+    jb_hardware_facts(root, facts, sizeof facts);
+    CHECK(strstr(facts, " hypervisor=xen") != NULL);
+    jb_hardware_facts(root, facts, 40);
+    CHECK(strcmp(facts, "vendor=AuthenticAMD family=25 model=1") == 0);
+    /* an Arm node: its implementer and part, no flags to say whether a hypervisor runs */
+    put(root, "/proc/cpuinfo", "processor\t: 0\nBogoMIPS\t: 50.00\nFeatures\t: fp asimd\nCPU implementer\t: 0x41\n"
+                               "CPU architecture: 8\nCPU variant\t: 0x1\nCPU part\t: 0xd0c\nCPU revision\t: 1\n");
+    remove(strcat(strcpy(facts, root), "/sys/hypervisor/type"));
+    jb_hardware_facts(root, facts, sizeof facts);
+    CHECK(strcmp(facts, "implementer=0x41 part=0xd0c variant=0x1 revision=1 l1d=32K l1i=32K l2=512K l3=32768K "
+                        "cpus=5 hypervisor=unknown") == 0);
+    /* nothing readable: nothing known, no failure */
+    jb_hardware_facts("/nonexistent-root", facts, sizeof facts);
+    CHECK(strcmp(facts, "hypervisor=unknown") == 0);
+}
+
 int main(void)
 {
     test_sizes();
@@ -421,5 +484,6 @@ int main(void)
     test_median_interval_and_stopping();
     test_binomial_and_holm();
     test_median_and_normal_quantile();
+    test_hardware();
     return check_summary();
 }
