@@ -205,8 +205,8 @@ def _check_fingerprint(path, fp):
     problem = None
     if not isinstance(fp, dict) or not isinstance(fp.get("system"), str):
         problem = "expected a mapping with the system's name"
-    elif not texts(fp.get("cpu", [])) or not texts(fp.get("hosts", [])):
-        problem = "cpu and hosts must be lists of strings"
+    elif not texts(fp.get("cpu", [])) or not texts(fp.get("hosts", [])) or not texts(fp.get("hardware", [])):
+        problem = "cpu, hardware and hosts must be lists of strings"
     elif not (isinstance(fp.get("nodes", []), list) and all(isinstance(n, int) for n in fp.get("nodes", []))):
         problem = "nodes must be a list of node counts"
     else:
@@ -458,6 +458,8 @@ def role_of(check, variable, unit, calls=None) -> Role:
     """The record's say on one variable (sweeps.quantity), else by unit (BETTER): a maximum over
     calls is reported, never bounded; a percentile over calls is asserted only where the calls
     hold a distribution-free bound for it (bounds.calls_needed); calls 0 or unknown: not."""
+    if variable in fingerprint.NODE_FIGURES:  # the node's own figures: a slower or farther node is worse
+        return Role("lower", True)
     quantity = sweeps.quantity(check, variable)
     better = quantity.better if quantity else BETTER.get(unit)
     if quantity is not None and quantity.role != benchmarks.ASSERTED:
@@ -559,10 +561,15 @@ def pool_of(check, key, unit, launches=1, variable=""):
     most 1.72x (docs/references.md, Launches).  build also pools each check's scores of a pool
     alone and bounds each variable at the larger of the two: under the MPI's pool alone, Open MPI's
     1 KiB torus and all-to-all figures, which move with the run more than its other checks, failed
-    5 of 32 clean runs at a stated 1 %; each check's pool alone, 9 of 150 in splits of recorded runs."""
+    5 of 32 clean runs at a stated 1 %; each check's pool alone, 9 of 150 in splits of recorded runs.
+    Each node figure (fingerprint.NODE_FIGURES) is a pool of its own: the CPU's speed and its cores'
+    distance are the node's, and spread unlike the network's times."""
     if unit == "B":
         return key[0], key[1], "size"
-    kind = "percentile over calls" if variable and _is_percentile(check, variable) else "time"
+    if variable in fingerprint.NODE_FIGURES:
+        kind = f"node figure {variable}"
+    else:
+        kind = "percentile over calls" if variable and _is_percentile(check, variable) else "time"
     return key[0], key[1], kind if launches == 1 else f"{kind}, median of {fingerprint.described(launches)}"
 
 
@@ -642,8 +649,12 @@ def build(report_paths, system, measured_by, false_alarm_rate=bounds.FALSE_ALARM
             role = Role(role.better, False, "a value <= 0: no log scale")
             not_assertable.append((check, key, var, None, role.why_not))
         roles[(check, key, var)] = role
-    asserted = [k for k, r in roles.items() if r.asserted]
+    # The node figures are judged first and once (a node finding is no failure to judge again): the
+    # run's rate over them alone; the network's figures take the rate an attempt over theirs.
+    node = [k for k, r in roles.items() if r.asserted and k[2] in fingerprint.NODE_FIGURES]
+    asserted = [k for k, r in roles.items() if r.asserted and k[2] not in fingerprint.NODE_FIGURES]
     rate = per_attempt / max(1, len(asserted))
+    node_rate = false_alarm_rate / max(1, len(node))
     groups = {}  # the pool of each variable's scores (pool_of) -> its variables' keys
     machine = fingerprint.of_cases(system, cases, facts["hosts"])
     made = machine["launches"]
@@ -652,7 +663,7 @@ def build(report_paths, system, measured_by, false_alarm_rate=bounds.FALSE_ALARM
         check, counts = sorted(mixed.items())[0]
         raise ReferenceFileError(f"the runs' {check} cases were medians of {' and of '.join(map(fingerprint.described, counts))}: "
                                  f"a bound takes runs made one way (JB_ROUNDS, JB_LAUNCHES), as a judged run will be")
-    for check, key, var in asserted:
+    for check, key, var in asserted + node:
         pool = pool_of(check, key, units[(check, var)], made[check][0], var)
         groups.setdefault(pool, []).append((check, key, var))
         groups.setdefault((*pool, check), []).append((check, key, var))
@@ -660,9 +671,10 @@ def build(report_paths, system, measured_by, false_alarm_rate=bounds.FALSE_ALARM
     for (partition, environ, kind, *check), members in sorted(groups.items()):
         scores = np.concatenate([bounds.loo_scores(bounds.worse_logs(samples[m], roles[m].better)[None, :])
                                  for m in members])
+        its_rate = node_rate if members[0][2] in fingerprint.NODE_FIGURES else rate
         try:  # a rate so small that its bound is beyond a float: said of the rate, not of the file it would be in
             with np.errstate(all="raise"):
-                mds = float(bounds.detectable_slowdown(max(0.0, bounds.threshold(scores, rate))))
+                mds = float(bounds.detectable_slowdown(max(0.0, bounds.threshold(scores, its_rate))))
         except (OverflowError, FloatingPointError, ZeroDivisionError):
             mds = math.inf
         if not math.isfinite(mds):
@@ -714,6 +726,12 @@ def build(report_paths, system, measured_by, false_alarm_rate=bounds.FALSE_ALARM
         "pools": list(pools.values()),
         "runs": run_factors(report_paths, samples, origins, {m: roles[m] for m in asserted}),
     }, "fingerprint": machine}
+    if node:
+        doc["provenance"]["node_figures"] = {
+            "asserted": len(node), "false_alarm_rate": false_alarm_rate, "attempts": 1,
+            "rule": ("judged before the network's: a case whose node figure is past its bound is inconclusive, "
+                     "its other figures unjudged (docs/references.md, Node first); bounded by the same rule at "
+                     f"the run's rate {false_alarm_rate:g} split over the {len(node)} node figures, one attempt")}
     for (check, key, var), values in sorted(samples.items(), key=lambda kv: repr(kv[0])):
         node = doc.setdefault(check, {"$index": index[check]})
         for part in key:
@@ -890,6 +908,11 @@ def lint(path, system=None) -> list:
                         continue
                 if depth < len(index):
                     walk(value, here, depth + 1, str(key) if name == "$partition" and key in partitions else partition)
+                elif str(key) in fingerprint.NODE_FIGURES:
+                    unit = (value[2] if value[0] == "$xfail" else value)[3:4]
+                    if unit and unit[0] != fingerprint.NODE_FIGURES[str(key)][1]:
+                        problems.append(f"{where} > {' > '.join(here)}: unit '{unit[0]}', but the node figure {key} "
+                                        f"is in '{fingerprint.NODE_FIGURES[str(key)][1]}'")
                 elif record is not None and record.quantities:
                     quantity = sweeps.quantity(check, str(key))
                     unit = (value[2] if value[0] == "$xfail" else value)[3:4]

@@ -128,7 +128,8 @@ def _moved(path, old_prefix, new_prefix):
 # the factors of a case kept from a report or perflog: transport is the MPI's own account of what it
 # used per node (jitterbench.transports), network the devices each node had
 META = ("mpi_library", "eager_var", "node_list", "job_nodelist", "num_tasks", "job_completion_time", "transport",
-        "network", "worst_node", "binding", "binding_asked", "cpu", "references_from", "not_asserted")
+        "network", "worst_node", "binding", "binding_asked", "cpu", "hardware", "references_from", "not_asserted",
+        "node_finding")
 
 
 def read_report(path, label, skipped):

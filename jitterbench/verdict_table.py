@@ -11,9 +11,11 @@ ratio over detectable slowdown.
 from __future__ import annotations
 
 from collections import Counter, defaultdict
+import json
+import statistics
 from dataclasses import dataclass
 
-from . import benchmarks, references, runs
+from . import benchmarks, fingerprint, references, runs
 from .console import format_table
 
 WIDTH = 120
@@ -32,7 +34,7 @@ def judged(case) -> list:
     bounded side is the worse one (references.detectable_slowdown reads it the same way)."""
     out = []
     for quantity, p in case.perf.items():
-        if p.value is None or not p.ref:
+        if p.value is None or not p.ref or quantity in fingerprint.NODE_FIGURES:  # the node's: node_findings
             continue
         detectable = references.detectable_slowdown([p.ref, p.lower, p.upper])
         if detectable is None or (p.upper is None and p.value <= 0):
@@ -181,16 +183,45 @@ def inconclusive_only(report_paths) -> bool:
     return references.INCONCLUSIVE in results and "fail" not in results
 
 
+def node_findings(cases) -> list:
+    """The node findings of cases (their checks' node_finding: fingerprint.node_finding), one line per
+    node, first in the table and the report: what moved on it, each figure past its bound as the
+    median of its ratio over the cases that found it, and how many cases were not judged for it."""
+    found = {}  # a test case once, however many swept values it was split into
+    for c in cases:
+        if c.meta.get("node_finding") and c.result == references.INCONCLUSIVE:
+            found[(c.run, c.partition, c.environ, c.check, c.meta["node_finding"])] = json.loads(c.meta["node_finding"])
+    per_node = defaultdict(lambda: defaultdict(list))
+    for finding in found.values():
+        for name, f in finding["past"].items():
+            per_node[f["node"]][name].append(f)
+    lines = []
+    for node, figures in sorted(per_node.items()):
+        cases_here = sum(any(f["node"] == node for f in finding["past"].values()) for finding in found.values())
+        said = "; ".join(
+            f"{fingerprint.NODE_FIGURES[name][2].format(ratio=statistics.median(f['ratio'] for f in fs))} than in the "
+            f"references' runs ({name}, the median over {len(fs)} case(s); bound {statistics.median(f['bound'] for f in fs):.3g}x)"
+            for name, fs in sorted(figures.items()))
+        lines.append(f"Node first: {node} {said}: the node moved, not the network; {cases_here} case(s) on it not "
+                     f"judged ({references.INCONCLUSIVE}). Find what changed on the node (its firmware, power or clock "
+                     f"settings, what else runs there), or make references for it as it is now (docs/references.md)")
+    return lines
+
+
 def table(report_paths, every=False) -> str:
-    """The verdicts of ReFrame run reports, or with every, each of their cases."""
+    """The verdicts of ReFrame run reports, or with every, each of their cases; a node finding
+    (node_findings) comes first."""
     cases = [c for path in report_paths for c in runs.read_report(path, None, Counter())[0]]
     outcomes = outcomes_of(report_paths)
     if every:
         return every_case(cases)
-    text = verdicts(cases, outcomes)
+    nodes = node_findings(cases)
+    text = "\n".join([*nodes, verdicts(cases, outcomes)])
     inconclusive = sum(r == references.INCONCLUSIVE for results in outcomes.values() for r in results)
-    if inconclusive:
-        text += (f"\n{inconclusive} case(s) {references.INCONCLUSIVE}: a launch stayed disturbed through every try "
-                 "(something else kept the CPUs busy; the reasons: jitterbench table --all, or the run's report): "
-                 "nothing of them was judged; run them again on a quiet machine")
+    for_the_node = len({(c.run, c.partition, c.environ, c.check, c.meta["node_finding"]) for c in cases
+                        if c.meta.get("node_finding") and c.result == references.INCONCLUSIVE})
+    if inconclusive > for_the_node:
+        text += (f"\n{inconclusive - for_the_node} case(s) {references.INCONCLUSIVE}: a launch stayed disturbed through "
+                 "every try (something else kept the CPUs busy; the reasons: jitterbench table --all, or the run's "
+                 "report): nothing of them was judged; run them again on a quiet machine")
     return text

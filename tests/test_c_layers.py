@@ -128,13 +128,13 @@ def test_the_core_includes_form_no_cycle():
 def test_the_layers_are_the_documented_ones():
     # the benchmarks' shared base first, start-up last; a change here is a change of design
     assert [piece_of(h) for h in INCLUDE.findall((CORE / UMBRELLA).read_text())] == [
-        "parse", "rng", "stats", "json", "schedule", "clock", "context", "watchdog", "files", "placement", "load",
+        "parse", "rng", "stats", "json", "schedule", "hardware", "clock", "context", "watchdog", "files", "placement", "load",
         "network", "output", "robust", "calls", "call_start", "inject", "options", "run"]
 
 
 def test_the_mpi_free_pieces_are_the_bottom_and_use_no_mpi():
     files = core_files()
-    assert mpi_free(files[UMBRELLA]) == ["parse", "rng", "stats", "json", "schedule"]
+    assert mpi_free(files[UMBRELLA]) == ["parse", "rng", "stats", "json", "schedule", "hardware"]
     assert mpi_violations(files) == []
 
 

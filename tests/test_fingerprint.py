@@ -117,7 +117,7 @@ def test_check_tells_whether_a_run_or_this_host_matches_a_file(tmp_path, capsys)
 
 @pytest.mark.parametrize("fp,message", [
     ("AMD", "fingerprint: expected a mapping with the system's name"),
-    ({"system": "local", "cpu": "AMD EPYC"}, "fingerprint: cpu and hosts must be lists of strings"),
+    ({"system": "local", "cpu": "AMD EPYC"}, "fingerprint: cpu, hardware and hosts must be lists of strings"),
     ({"system": "local", "nodes": ["1"]}, "fingerprint: nodes must be a list of node counts"),
     ({"system": "local", "mpi_library": ["Open MPI"]},
      "fingerprint: mpi_library must map each environment to a list of strings"),

@@ -21,7 +21,7 @@ import reframe.utility.sanity as sn
 import reframe.utility.osext as osext
 import reframe.utility.typecheck as typ
 from reframe.core.builtins import fixture, parameter, run_after, run_before, sanity_function, variable
-from reframe.core.exceptions import ReframeError, SanityError
+from reframe.core.exceptions import PerformanceError, ReframeError, SanityError
 
 from .. import benchmarks, checkout, findings, fingerprint, references, settings, sweeps, transports
 from .load import disturbance, disturbed, load_samples, near, pair_ns
@@ -467,6 +467,20 @@ def listed(values):
 LAUNCH_LOOP = os.path.join(os.path.dirname(os.path.abspath(__file__)), "launches.sh")
 
 
+def node_figures(samples) -> dict:
+    """A launch's node figures from its load samples (load_samples): {figure: (value, node)}, the
+    compute probe taken before the launch, the farthest pair of its two samples (None: no node
+    held two tasks); the node that held each, '?' where the benchmark did not say."""
+    before = samples.get("before", {})
+    probe = before.get("probe_us")
+    pair = pair_ns(samples)
+    farthest = max(samples.values(), key=lambda s: s.get("pair_ns") if isinstance(s.get("pair_ns"), (int, float)) else -1,
+                   default={})
+    return {"node_probe_us": (probe if isinstance(probe, (int, float)) and probe > 0 else None,
+                              str(before.get("probe_node", "?"))),
+            "node_pair_ns": (pair, str(farthest.get("pair_node", "?")))}
+
+
 @sn.deferrable
 def _median_over_launches(test, values, name, what):
     """The median of values, one per launch of test; every launch's value is kept in the test's
@@ -512,6 +526,10 @@ class JitterbenchCheck(MpiCheck):
     eager_var = variable(str, value="", loggable=True)
     mpi_library = variable(str, value="", loggable=True)
     cpu = variable(str, value="", loggable=True)  # rank 0's node: 'MODEL; N CPUs' ('# cpu:')
+    hardware = variable(str, value="", loggable=True)  # rank 0's node: 'vendor=... family=...' ('# hardware:')
+    # why the case was not judged where its node's figures were past their bounds (judge_the_node_first):
+    # fingerprint.node_finding's, as JSON
+    node_finding = variable(str, value="", loggable=True)
     node_list = variable(str, value="", loggable=True)  # the nodes the benchmark itself ran on
     # timed calls (cycles) per run; 0 keeps the benchmark's own default.  The quick
     # mode sets fewer with -S calls=N.
@@ -646,11 +664,13 @@ class JitterbenchCheck(MpiCheck):
         stdout = os.path.join(self.stagedir, self.stdout.evaluate())
         self.mpi_library = sn.evaluate(sn.extractsingle(r"^# mpi_library: (.*)$", stdout, 1)).strip()
         self.cpu = sn.evaluate(sn.extractsingle(r"^# cpu: (.*)$", stdout, 1)).strip()
+        hardware = re.search(r"^# hardware: (.*)$", open(stdout, errors="replace").read(), re.M)
+        self.hardware = hardware[1].strip() if hardware else ""  # a benchmark built before it said none
         self.node_list = sn.evaluate(sn.extractsingle(r"^# node_list: (.*)$", stdout, 1)).strip()
         self.binding = sn.evaluate(sn.extractsingle(r"^# binding: (\S+)", stdout, 1))
         self.cpu_sets = sn.evaluate(sn.extractsingle(r"^# cpu_sets: (.*)$", stdout, 1)).strip()
         self.network = sn.evaluate(sn.extractsingle(r"^# network: (.*)$", stdout, 1)).strip()
-        self.take_the_machines_references({"cpu": self.cpu, "mpi_library": self.mpi_library,
+        self.take_the_machines_references({"cpu": self.cpu, "hardware": self.hardware, "mpi_library": self.mpi_library,
                                            "transport": self.transport, "check": type(self).__name__,
                                            "launches": fingerprint.made_of(self.launches, self.rounds)})
 
@@ -666,9 +686,12 @@ class JitterbenchCheck(MpiCheck):
         text = open(path, errors="replace").read() if os.path.exists(path) else ""
         logged = {"before": [], "after": []}
         pairs = []
+        self.node_launches = {name: [] for name in fingerprint.NODE_FIGURES}  # {figure: [(value, node), ...]}
         for launch, line in enumerate(re.findall(r"^# load: (.*)$", text, re.M), 1):
             samples = load_samples(line)
             pairs.append(pair_ns(samples))
+            for name, figure in node_figures(samples).items():
+                self.node_launches[name].append(figure)
             for when, sample in samples.items():
                 logged[when].append(" ".join(f"{k}={v}" for k, v in sample.items()))
                 if disturbed(sample):
@@ -677,6 +700,50 @@ class JitterbenchCheck(MpiCheck):
         for when, samples in logged.items():
             setattr(self, f"load_{when}", "; ".join(samples))
         self.launch_pair_ns = json.dumps(pairs)
+
+    @run_before("performance")
+    def add_the_node_figures(self):
+        """The node's figures (fingerprint.NODE_FIGURES) as performance variables of the case, each
+        the median over the launches its other figures are the median of, so that references bound
+        them by the same rule; a figure some launch did not give (one task a node: no pair) is none."""
+        if self.is_dry_run():
+            return
+        for name, figures in getattr(self, "node_launches", {}).items():
+            if figures and len(figures) == self.launches and all(value is not None for value, _ in figures):
+                values = [value for value, _ in figures]
+                self.perf_variables[name] = sn.make_performance_function(
+                    _median_over_launches(self, values, name, name), fingerprint.NODE_FIGURES[name][1])
+
+    @run_before("performance", always_last=True)  # after the rounds are pooled and the references chosen
+    def judge_the_node_first(self):
+        """Node first (docs/references.md): where the case's node figures are past their references'
+        bounds, the node moved, not the network: no figure of the case is judged (their references
+        stay beside them, unbounded), and the case ends inconclusive naming the node and each figure
+        (say_the_node_finding).  An earlier round of a case (Rounds) is judged by no reference."""
+        if self.is_dry_run() or not self.reference:
+            return
+        partition = self.current_partition.fullname
+        reference = self._resolve_reference()
+
+        def ref(name):
+            try:
+                return reference[f"{partition}:{name}"]
+            except KeyError:
+                return None
+        with osext.change_dir(self.stagedir):
+            measured = {name: sn.evaluate(self.perf_variables[name]) for name in fingerprint.NODE_FIGURES
+                        if name in self.perf_variables and ref(name) is not None}
+        hosts = {name: statistics.mode(host for _, host in self.node_launches[name]) for name in measured}
+        finding = fingerprint.node_finding(measured, {name: ref(name) for name in measured}, hosts)
+        if finding["past"]:
+            self.node_finding = json.dumps(finding)
+            self.reference = {partition: {name: (r[0], None, None, *r[3:]) for name in self.perf_variables
+                                          if (r := ref(name)) is not None}}
+
+    @run_after("performance")
+    def say_the_node_finding(self):
+        if self.node_finding:
+            raise PerformanceError(f"{references.INCONCLUSIVE}: {fingerprint.node_said(json.loads(self.node_finding))}")
 
     def reads_the_load(self):
         """Whether the disturbed-launch rule applies: judge_load, and the partition's nodes have
