@@ -2,6 +2,7 @@
 
     python benchmarks/verdict_rates.py false-alarms --runs 20 --out DIR
     python benchmarks/verdict_rates.py power --factors 1.5,2 --runs 5 --out DIR
+    python benchmarks/verdict_rates.py node --period-us 1000 --quota-us 1400 --runs 10 --out DIR
     python benchmarks/verdict_rates.py link-rate --rate 500mbit --runs 3 --out DIR -- -n PingPongCheck -P nodes=2
 
 false-alarms runs the quick suite (`reframe --mode quick`, as ci/main.sh does, with the
@@ -21,6 +22,10 @@ failed naming the target (in both attempts: the check failed and then failed aga
 slowdown in each) beside the reference's minimum detectable slowdown: a factor above it should be
 detected in (nearly) every run, one below it seldom.
 
+node slows the whole node from outside the benchmarks, a cgroup's CPU quota over every process of the
+run (root, cgroup v1's cpu controller), and counts the runs whose node finding named the compute probe
+with no case failed: node first (docs/references.md).
+
 link-rate cuts every rate-limited link of the virtual cluster (vcluster.sh rate RATE, after
 `up --rails 1 --link-rate R`), runs the quick suite RUNS times there (ReFrame options after --,
 e.g. -n PingPongCheck -P nodes=2), and restores the rate.  Per bounded variable it prints the
@@ -34,6 +39,7 @@ the figures go in the issue's note.
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import statistics
 import subprocess
@@ -64,7 +70,7 @@ def prefix(root: Path) -> Path:
     return root
 
 
-def quick_run(out: Path, *args) -> tuple:
+def quick_run(out: Path, *args, preexec_fn=None) -> tuple:
     """One quick run into out, judged as the main job judges it: each check failed under an MPI run
     again at once, alone (jitterbench again, "Two attempts").  Its measured cases (ReFrame report
     entries), each its last attempt, and the (check, MPI) that failed the first attempt."""
@@ -72,13 +78,14 @@ def quick_run(out: Path, *args) -> tuple:
     command = [str(REFRAME), "-C", "systems/config.py", "--mode", "quick", *args, "-r"]
     report = out / "report.json"
     with open(out.parent / f"{out.name}.log", "w") as log:
-        subprocess.run(command, cwd=REPO, env=env, stdout=log, stderr=subprocess.STDOUT, timeout=3600)
+        subprocess.run(command, cwd=REPO, env=env, stdout=log, stderr=subprocess.STDOUT, timeout=3600,
+                       preexec_fn=preexec_fn)
         if not report.exists():
             return [], []
         first = verdict_table.failed([report])
         if first:
             subprocess.run([sys.executable, "-m", "jitterbench", "again", str(report), "--", *command], cwd=REPO,
-                           env=env, stdout=log, stderr=subprocess.STDOUT, timeout=3600)
+                           env=env, stdout=log, stderr=subprocess.STDOUT, timeout=3600, preexec_fn=preexec_fn)
     return references.report_cases(report)[1], first
 
 
@@ -160,6 +167,49 @@ def power(args):
                   f"{detected:3d}/{args.runs:<4d}  {', '.join(sorted(others)) or '-'}", flush=True)
 
 
+def node(args):
+    """The quick suite RUNS times on a node slowed from outside the benchmarks: every process of the run
+    in a cgroup (v1 cpu controller) whose CFS quota lets it run QUOTA us of each PERIOD us over all
+    CPUs, judged as the main job judges it.  Per run: the cases whose node finding named the compute
+    probe (and the node), the cases failed (the benchmarks blamed), and how uniform the slowdown was:
+    each case's probe against its reference (min, median, max over the cases)."""
+    doc = the_references()
+    print(f"references: {doc['provenance']['repeats']} repeats; a cgroup with cpu.cfs_period_us={args.period_us}, "
+          f"cpu.cfs_quota_us={args.quota_us} ({args.quota_us / args.period_us:.2f} of {os.cpu_count()} CPUs)")
+    group = Path("/sys/fs/cgroup/cpu") / f"jitterbench-slowed-{os.getpid()}"
+    group.mkdir()
+    try:
+        (group / "cpu.cfs_period_us").write_text(str(args.period_us))
+        (group / "cpu.cfs_quota_us").write_text(str(args.quota_us))
+        named_runs = blamed_runs = 0
+        for k in range(1, args.runs + 1):
+            started = time.monotonic()
+            cases, _ = quick_run(args.out / f"run-{k}", preexec_fn=lambda: (group / "tasks").write_text(str(os.getpid())))
+            ratios, named, nodes = [], 0, set()
+            for c in cases:
+                pv = (c.get("perfvalues") or {}).get("local:default:node_probe_us")
+                if pv and pv[0] and pv[1]:
+                    ratios.append(pv[0] / pv[1])
+                finding = json.loads(c.get("node_finding") or "{}").get("past", {})
+                if references.outcome(c) == references.INCONCLUSIVE and "node_probe_us" in finding:
+                    named += 1
+                    nodes.add(finding["node_probe_us"]["node"])
+            failed = [c for c in cases if references.outcome(c) == "fail"]
+            named_runs += bool(named) and not failed
+            blamed_runs += bool(failed)
+            spread = (f"{min(ratios):.2f}/{statistics.median(ratios):.2f}/{max(ratios):.2f}" if ratios else "-")
+            print(f"run {k:2d}: {len(cases)} cases, node finding naming the compute probe in {named} "
+                  f"(node {', '.join(sorted(nodes)) or '-'}), {len(failed)} failed "
+                  f"({', '.join(c['display_name'].split()[0] + ' ' + c['environ'] for c in failed) or 'none'}); "
+                  f"probe against its reference min/median/max over the cases {spread} "
+                  f"({time.monotonic() - started:.0f} s)", flush=True)
+        print(f"\nOf {args.runs} runs on the slowed node, {named_runs} named the node's compute probe and blamed no "
+              f"benchmark; {blamed_runs} failed some case")
+    finally:
+        (Path("/sys/fs/cgroup/cpu") / "tasks").write_text(str(os.getpid()))
+        group.rmdir()
+
+
 def link_rate(args):
     vcluster = REPO / "ci" / "vcluster" / "vcluster.sh"
     before = (Path(os.environ["JB_VCLUSTER_DIR"]) / "link-rate").read_text().strip()
@@ -217,7 +267,9 @@ def not_assertable(system) -> dict:
 
 def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("what", choices=("false-alarms", "power", "link-rate"))
+    parser.add_argument("what", choices=("false-alarms", "power", "node", "link-rate"))
+    parser.add_argument("--period-us", type=int, default=1000, help="node: the cgroup's CFS period (short: a long one stalls)")
+    parser.add_argument("--quota-us", type=int, default=1400, help="node: the run's CPU time in each period, all CPUs")
     parser.add_argument("--rate", default="500mbit", help="link-rate: the rate every link is cut to")
     parser.add_argument("--system", default="vcluster", help="link-rate: the virtual cluster's system")
     parser.add_argument("--show", type=int, default=25, help="link-rate: the variables shown, nearest detection first")
@@ -235,7 +287,7 @@ def main():
         parser.error("--runs must be at least 1")
     args.out = args.out.resolve()
     args.out.mkdir(parents=True, exist_ok=False)
-    {"false-alarms": false_alarms, "power": power, "link-rate": link_rate}[args.what](args)
+    {"false-alarms": false_alarms, "power": power, "node": node, "link-rate": link_rate}[args.what](args)
 
 
 if __name__ == "__main__":

@@ -34,8 +34,9 @@ elif [ $matched = 1 ]; then
     started=$SECONDS
     baseline=$(mktemp -d "$JB_OUTPUT/baseline-$(date -u +%Y%m%dT%H%M%S)-XXXX")
     echo
-    echo "== No references of this machine ($JB_OUTPUT/machine.txt says why): recording a baseline of" \
-         "$BASELINE_RUNS quick runs in $baseline; the next run asserts against it"
+    # one line: which facts of this machine differ from each file's (the hardware fact by fact)
+    echo "== No references of this machine: $(paste -sd ' ' "$JB_OUTPUT/machine.txt"). Nothing was judged;" \
+         "recording a baseline of $BASELINE_RUNS quick runs in $baseline; the next run asserts against it"
     cp "$JB_OUTPUT/report.json" "$baseline/run-1.json"
     for k in $(seq 2 $BASELINE_RUNS); do
         reframe -C systems/config.py --mode quick --session-extras "$extras" -r "$@" --report-file "$baseline/run-$k.json" \
@@ -46,6 +47,8 @@ elif [ $matched = 1 ]; then
         --measured-by "ci/main.sh's baseline on $(hostname)" || status=1
     echo "   the baseline took $((SECONDS - started)) s"
 fi
+# a file that matches but lacks what newer files hold (the hardware, the node figures) says so
+[ $matched != 0 ] || grep -h "the file lacks" "$JB_OUTPUT/machine.txt" | sed 's/^/== /'
 # A verdict takes two attempts (docs/references.md, "Two attempts"): each check that failed under an
 # MPI runs again at once, alone, and fails only if it fails again.  The run's report keeps both
 # attempts, and the verdict, this job's exit code too, is then the last attempt's.
@@ -60,7 +63,8 @@ echo
 echo "== The quick suite on $(hostname): the verdict per check and MPI; the worst asserted variable, its slowdown"
 echo "   against the reference (ratio) and the smallest the reference detects; MAX and AVG there, us per call"
 echo "   (MAX = mean over calls of the max over tasks); every case: jitterbench table --all $JB_OUTPUT/report.json"
-# 3: some case inconclusive (a launch disturbed through every try) and none failed: say so, exit 3
+# 3: some case inconclusive (its node past its bounds, or a launch disturbed through every try) and none failed:
+# say so, exit 3
 jitterbench table "$JB_OUTPUT/report.json"
 case $? in
     0) ;;
@@ -73,6 +77,7 @@ jitterbench report "$JB_OUTPUT/report.json" -o "$JB_OUTPUT/report" "${history[@]
 echo
 echo "Perflogs: $JB_OUTPUT/perflogs   JUnit: $JB_OUTPUT/junit.xml   Run report: $JB_OUTPUT/report.json"
 echo "The HTML report, figures and tables of this run: $JB_OUTPUT/report/index.html"
-[ $status != 3 ] || echo "Inconclusive: something else kept this machine's CPUs busy through every try of a launch;" \
-    "nothing of those cases was judged. Run bash ci/main.sh again when the machine is quiet."
+[ $status != 3 ] || echo "Inconclusive: nothing of some cases was judged; the table says why: a node finding first" \
+    "(the node moved, not the network: see what changed on it), or a launch something else disturbed through every" \
+    "try (run bash ci/main.sh again when the machine is quiet)."
 exit $status

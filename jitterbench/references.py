@@ -828,12 +828,16 @@ def check_machine(paths, system=None):
         return False, [f"no reference file for system '{system}' in {' or '.join(map(str, checkout.reference_dirs()))}"]
     matched, lines = False, []
     for path in candidates:
-        fp = load(path).get("fingerprint")
+        doc = load(path)
+        fp = doc.get("fingerprint")
         differ = sorted({d for f, environ in facts for d in fingerprint.differences(fp, f, environ)})
         matched = matched or not differ
         what = "the run's machine" if reports else f"this host (cpu '{facts[0][0]['cpu']}')"
+        lacking = fingerprint.lacks(fp, doc)
         lines.append(f"{path}: not of {what}: {'; '.join(differ)}" if differ else
-                     f"{path}: {what} matches" + ("" if fp else " (the file names no machine)"))
+                     f"{path}: {what} matches" + ("" if fp else " (the file names no machine)")
+                     + (f"; the file lacks {' and '.join(lacking)}: remake it with `jitterbench reference` "
+                        f"(docs/references.md)" if lacking else ""))
     return matched, lines
 
 

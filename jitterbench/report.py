@@ -160,6 +160,7 @@ def write(col: Collection, out: Path, title: str, baseline: str | None = None, h
         html = ENV.get_template("report.html.j2").render(
             **common, figures=figs, images=images, factors=factors(col),
             verdicts=verdict_table.summarize([c for c in col.cases if c.kind == "measured"]),
+            node_findings=verdict_table.node_findings([c for c in col.cases if c.kind == "measured"]),
             baseline=baseline, comparisons=comparisons(col, baseline) if baseline else None,
             measured=measured, papers=papers, findings=findings.rows(col), fmt=figures.fmt, alpha=compare.ALPHA,
             history=history, history_figures=history_figs,

@@ -104,7 +104,11 @@ def test_check_tells_whether_a_run_or_this_host_matches_a_file(tmp_path, capsys)
     mine = reference_file(tmp_path, {**FP, "cpu": [fingerprint.this_host()]})
     other = reference_file(tmp_path, FP | {"cpu": ["Other CPU; 64 CPUs"]}, "other.yaml")
     assert cli.main(["reference", "--check", str(mine)]) == 0
-    assert capsys.readouterr().out == f"{mine}: this host (cpu '{fingerprint.this_host()}') matches\n"
+    # a file made before the hardware and the node figures were recorded says what it lacks, in the line
+    assert capsys.readouterr().out == (
+        f"{mine}: this host (cpu '{fingerprint.this_host()}') matches; the file lacks the hardware (matched by the "
+        "CPU's model name alone) and node figures (the node is not judged before the network): remake it with "
+        "`jitterbench reference` (docs/references.md)\n")
     assert cli.main(["reference", "--check", str(other)]) == 1
     assert f"{other}: not of this host (cpu '{fingerprint.this_host()}'): cpu '" in capsys.readouterr().out
     # a run's machine: every fact of its cases; one file matching is enough
@@ -112,7 +116,7 @@ def test_check_tells_whether_a_run_or_this_host_matches_a_file(tmp_path, capsys)
     assert cli.main(["reference", "--check", str(mine), str(other), str(report)]) == 0
     out = capsys.readouterr().out.splitlines()
     assert out[0].startswith(f"{mine}: not of the run's machine: cpu 'Other CPU; 64 CPUs' here")
-    assert out[1] == f"{other}: the run's machine matches"
+    assert out[1].startswith(f"{other}: the run's machine matches; the file lacks the hardware")
 
 
 @pytest.mark.parametrize("fp,message", [
@@ -132,3 +136,62 @@ def test_a_malformed_fingerprint_is_one_line_naming_it(tmp_path, capsys, fp, mes
     assert cli.main(["reference", "--check", str(path)]) == 2
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and message in err
+
+
+# The hardware as the benchmarks print it ('# hardware:', src/core/hardware.c), here and in two other hosts
+# that a hypervisor shows alike as 'AMD EPYC; 2 CPUs'
+MILAN = "vendor=AuthenticAMD family=25 model=1 stepping=1 l1d=32K l1i=32K l2=512K l3=32768K cpus=2 hypervisor=KVM"
+GENOA = "vendor=AuthenticAMD family=25 model=17 stepping=1 l1d=32K l1i=32K l2=1024K l3=32768K cpus=2 hypervisor=KVM"
+ROME = "vendor=AuthenticAMD family=23 model=49 stepping=0 l1d=32K l1i=32K l2=512K l3=16384K cpus=2 hypervisor=KVM"
+
+
+def test_the_hardware_is_matched_fact_by_fact_and_each_differing_fact_named():
+    fp = {**FP, "hardware": [MILAN]}
+    assert fingerprint.differences(fp, {**HERE, "hardware": MILAN}, "openmpi") == []
+    # the same facts in another order are the same hardware
+    assert fingerprint.differences(fp, {**HERE, "hardware": " ".join(reversed(MILAN.split()))}, "openmpi") == []
+    assert fingerprint.differences(fp, {**HERE, "hardware": GENOA}, "openmpi") == [
+        "hardware: model 17 here, the references' 1, l2 1024K here, the references' 512K"]
+    # against several, the nearest is named; a fact one side lacks is named too
+    assert fingerprint.differences({**FP, "hardware": [ROME, GENOA]}, {**HERE, "hardware": MILAN}, "openmpi") == [
+        "hardware: model 1 here, the references' 17, l2 512K here, the references' 1024K"]
+    assert fingerprint.differences(fp, {**HERE, "hardware": MILAN.replace(" hypervisor=KVM", "")}, "openmpi") == [
+        "hardware: hypervisor (none) here, the references' KVM"]
+    # a file made before the hardware was recorded, or a benchmark that does not say it: the model name decides
+    assert fingerprint.differences(FP, {**HERE, "hardware": GENOA}, "openmpi") == []
+    assert fingerprint.differences(fp, HERE, "openmpi") == []
+
+
+def test_a_file_says_what_it_lacks():
+    bounded = {"HaloCheck": {"$index": ["$partition"], "local:default": {"node_probe_us": [2000.0, None, 0.05, "us"]}}}
+    assert fingerprint.lacks(None) == []  # a paper's file: no machine to lack anything of
+    assert fingerprint.lacks({**FP, "hardware": [MILAN]}, {"fingerprint": {}, **bounded}) == []
+    assert fingerprint.lacks(FP, {"fingerprint": FP}) == [
+        "the hardware (matched by the CPU's model name alone)", "node figures (the node is not judged before the network)"]
+    assert fingerprint.lacks({**FP, "hardware": [MILAN]}) == []
+
+
+def test_the_node_rule_on_known_inputs():
+    """A case's node figures against their references: past where the ratio is above the bound, by
+    exactly the factor; within where it is not; a figure without a bound or reference is neither."""
+    refs = {"node_probe_us": (1742.0, None, 0.05, "us"), "node_pair_ns": (71.0, None, 0.6, "ns")}
+    hosts = {"node_probe_us": "vm", "node_pair_ns": "vm"}
+    slower = fingerprint.node_finding({"node_probe_us": 1742.0 * 1.27, "node_pair_ns": 71.0 * 1.9}, refs, hosts)
+    assert set(slower["past"]) == {"node_probe_us", "node_pair_ns"} and slower["within"] == {}
+    assert slower["past"]["node_probe_us"]["ratio"] == pytest.approx(1.27)
+    assert slower["past"]["node_pair_ns"]["bound"] == pytest.approx(1.6)
+    assert fingerprint.node_said(slower) == (
+        "node first: vm computes 1.27x slower than in the references' runs (node_probe_us 2212 us against 1742, "
+        "bound 1.05x); vm holds its CPUs 1.90x farther apart than in the references' runs (node_pair_ns 134.9 ns "
+        "against 71, bound 1.6x): the node moved, not the network; nothing of this case was judged")
+    inside = fingerprint.node_finding({"node_probe_us": 1742.0 * 1.0499, "node_pair_ns": 71.0 * 1.6}, refs, hosts)
+    assert inside["past"] == {} and set(inside["within"]) == {"node_probe_us", "node_pair_ns"}
+    one = fingerprint.node_finding({"node_probe_us": 1742.0 * 1.06, "node_pair_ns": 71.0}, refs, hosts)
+    assert list(one["past"]) == ["node_probe_us"] and list(one["within"]) == ["node_pair_ns"]
+    assert fingerprint.node_said(one).endswith(
+        "nothing of this case was judged (within their bounds: vm holds its CPUs 1.00x farther apart than in the "
+        "references' runs (node_pair_ns 71 ns against 71, bound 1.6x))")
+    # no bound (too noisy to assert), no reference: not judged either way
+    unbounded = {"node_probe_us": (1742.0, None, None, "us"), "node_pair_ns": (0, None, 0.5, "ns")}
+    assert fingerprint.node_finding({"node_probe_us": 9999.0, "node_pair_ns": 500.0}, unbounded, hosts) == {
+        "past": {}, "within": {}}

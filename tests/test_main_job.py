@@ -21,8 +21,11 @@ REPO = Path(__file__).resolve().parents[1]
 def main_job(out, refs, prefix):
     # this checkout's binaries, as a site's prefix: six builds of three MPIs took 130 s of CI's 40 minutes
     env = dict(os.environ, JB_OUTPUT=str(out), JB_REFERENCE_DIR=str(refs), JB_PREFIX=str(prefix / "{environ}"))
-    # the default limits only: six runs of the job's path, not of the probe's sweep
-    return subprocess.run(["bash", "ci/main.sh", "-n", "EagerCheck", "-P", "eager_limit=default"], cwd=REPO, env=env,
+    # the default limits only: six runs of the job's path, not of the probe's sweep; the load and the
+    # node not judged (a test of the path on a machine others may be using: judge_load=0), as the other
+    # ReFrame runs of the tests (tests/support/reframe_runs.py)
+    return subprocess.run(["bash", "ci/main.sh", "-n", "EagerCheck", "-P", "eager_limit=default", "-S", "judge_load=0"],
+                          cwd=REPO, env=env,
                           capture_output=True, text=True, timeout=1200)
 
 
@@ -34,9 +37,11 @@ def test_the_main_job_records_a_baseline_where_no_references_match_and_the_next_
         "fingerprint": {"system": "local", "cpu": ["Other CPU; 64 CPUs"]}}, sort_keys=False))
     first = main_job(out, refs, prefix)
     assert first.returncode == 0, first.stdout[-3000:] + first.stderr[-2000:]
+    # one line: the fact that differs, and the baseline recorded
     said = [line for line in first.stdout.splitlines() if line.startswith("== No references of this machine")]
-    assert len(said) == 1 and "recording a baseline of 5 quick runs" in said[0]
-    assert "cpu 'Other CPU; 64 CPUs'" not in said[0] and (out / "machine.txt").read_text().count("\n") == 1
+    assert len(said) == 1 and "Nothing was judged; recording a baseline of 5 quick runs" in said[0], first.stdout[-3000:]
+    assert f"cpu '{fingerprint.this_host()}' here, the references' 'Other CPU; 64 CPUs'" in said[0]
+    assert (out / "machine.txt").read_text().count("\n") == 1
     own = yaml.safe_load((out / "references" / "local.yaml").read_text())
     assert own["provenance"]["repeats"] == 5 and own["fingerprint"]["cpu"] == [fingerprint.this_host()]
     assert len(list(out.glob("baseline-*/run-*.json"))) == 5

@@ -165,6 +165,43 @@ def test_a_reference_bounds_the_worse_side_at_the_groups_detectable_slowdown(tmp
     assert not any("probe" in r for r in prov["runs"])  # these runs took no compute probe
 
 
+def test_node_figures_are_bounded_by_the_same_rule_at_the_run_s_rate_over_them_alone(tmp_path):
+    """The node's figures (the compute probe, the cores' round trip) are a pool of their own each, bounded
+    at the run's false-alarm rate split over the node figures (judged first, in one attempt: a node
+    finding is not judged again); the network's figures keep the rate an attempt over theirs alone."""
+    probes = [2000.0, 2010.0, 1990.0, 2050.0, 2005.0]
+    paths = []
+    for i, (v, probe) in enumerate(zip(MAXIMA, probes)):
+        path = report(tmp_path, f"n{i}.json", [("sendrecv", v)])
+        run = json.loads(path.read_text())
+        for case in run["runs"][0]["testcases"]:
+            case["perfvalues"]["local:default:node_probe_us"] = [probe, 0, None, None, "us", "pass"]
+            case["hardware"] = "vendor=AuthenticAMD family=25 model=1"
+        path.write_text(json.dumps(run))
+        paths.append(path)
+    doc = references.build(paths, "local", "tester", max_detectable=100)
+    leaf = doc["HaloCheck"]["local:default"]["openmpi"][1]["sendrecv"]
+    node = float(np.exp(bounds.threshold(bounds.loo_scores(np.log([probes])), 0.01 / 1)))
+    assert leaf["node_probe_us"] == [2005.0, None, math.ceil((node - 1) * 1e4) / 1e4, "us"]
+    network = float(np.exp(bounds.threshold(bounds.loo_scores(np.log([MAXIMA, [1.5] * 5])), 0.1 / 2)))
+    assert leaf["max"][2] == pytest.approx(network - 1, abs=1e-4) and leaf["jitter"][2] == leaf["max"][2]
+    prov = doc["provenance"]
+    assert prov["asserted"] == 2 and prov["bounded"] == 3
+    assert {k: v for k, v in prov["node_figures"].items() if k != "rule"} == {
+        "asserted": 1, "false_alarm_rate": 0.01, "attempts": 1}
+    assert [p["variables"] for p in prov["pools"]] == ["node figure node_probe_us", "time"]
+    assert doc["fingerprint"]["hardware"] == ["vendor=AuthenticAMD family=25 model=1"]
+    # lint knows the node figures and their units
+    path = tmp_path / "local.yaml"
+    path.write_text(references.dump(doc))
+    assert references.lint(path) == []
+    doc["HaloCheck"]["local:default"]["openmpi"][1]["sendrecv"]["node_probe_us"][3] = "ns"
+    path.write_text(references.dump(doc))
+    assert [line.split(": ", 1)[1] for line in references.lint(path)] == [
+        "HaloCheck > local:default > openmpi > 1 > sendrecv > node_probe_us: unit 'ns', but the node figure "
+        "node_probe_us is in 'us'"]
+
+
 def test_a_check_noisier_than_its_environment_s_others_is_bounded_by_its_own_scores(tmp_path):
     """Each variable is bounded at the larger of two slowdowns: its environment's (every check's scores
     pooled: a check whose runs happened to be steady is not bounded tighter than its MPI's runs allow)

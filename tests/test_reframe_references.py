@@ -2,8 +2,13 @@
 that needs references, and a machine that is not the one the references were made on."""
 from __future__ import annotations
 
+import json
+import socket
+import subprocess
+
 import pytest
 
+from jitterbench import cli, fingerprint, references, verdict_table
 from jitterbench import mpi as mpis
 from support.reframe_runs import reframe, write_references
 
@@ -43,7 +48,6 @@ def test_acceptance_mode_fails_on_a_variant_without_a_reference(tmp_path):
 def test_a_check_takes_only_the_references_of_the_machine_it_ran_on(tmp_path):
     """A file whose fingerprint names another CPU asserts nothing (the verdict table says why) and
     fails the acceptance mode naming the difference; with this host's CPU it asserts."""
-    from jitterbench import fingerprint, verdict_table
     entry = {"$index": ["$partition"], "local:default": {"max_sendrecv_4096": [1e-3, None, 0.01, "us"]}}
     for i, (cpu, mode) in enumerate((("Other CPU; 64 CPUs", None), ("Other CPU; 64 CPUs", "acceptance"),
                                      (fingerprint.this_host(), None))):
@@ -62,3 +66,57 @@ def test_a_check_takes_only_the_references_of_the_machine_it_ran_on(tmp_path):
         else:  # this machine's file: its bound 1 ns x 1.01 fails the run, naming the variable
             assert case["result"] == "fail" and case["references_from"] == str(refs / "local.yaml")
             assert "max_sendrecv_4096" in case["fail_reason"]
+
+
+@pytest.mark.reframe
+def test_a_node_past_its_bounds_is_named_first_and_nothing_of_its_case_is_judged(tmp_path):
+    """Node first, for real: a file of this hardware whose compute probe's reference is far faster than
+    any node (1 us) makes the case inconclusive, naming this node and the probe, its network figure left
+    unjudged beside its reference though it is far past its bound (1 ns); with the probe's reference
+    far slower (1 s) the node is within, and the network's figure is judged and fails as usual; a file
+    of other hardware (another model) judges nothing and names the fact."""
+    hardware = this_hardware()
+    other = " ".join(f"{fact}=99" if fact.startswith("model=") else fact for fact in hardware.split())
+    for i, (theirs, probe) in enumerate(((hardware, 1.0), (hardware, 1e6), (other, 1.0))):
+        run = tmp_path / str(i)
+        entry = {"$index": ["$partition"], "local:default": {"max_sendrecv_4096": [1e-3, None, 0.01, "us"],
+                                                              "node_probe_us": [probe, None, 0.05, "us"]}}
+        refs = write_references(run, "node", entry, {"system": "local", "cpu": [fingerprint.this_host()],
+                                                     "hardware": [theirs]})
+        # the node judged where the load is (judge_load: a node whose CPUs are its own)
+        proc, cases = reframe(run, "-P", "eager_limit=default", references=refs, judge_load=True)
+        (case,) = cases
+        assert case["hardware"] == hardware
+        perf = {name.split(":")[-1]: pv for name, pv in case["perfvalues"].items()}
+        if theirs == other:  # other hardware: nothing judged, the fact named
+            model = next(f for f in hardware.split() if f.startswith("model="))[6:]
+            assert case["result"] == "pass" and not case["node_finding"]
+            assert case["references_from"] == (f"none of this machine: refs/local.yaml: hardware: model {model} "
+                                               "here, the references' 99")
+            continue
+        assert case["references_from"] == str(refs / "local.yaml")
+        if probe == 1.0:
+            assert references.outcome(case) == references.INCONCLUSIVE, case["fail_reason"]
+            finding = json.loads(case["node_finding"])
+            assert list(finding["past"]) == ["node_probe_us"]
+            assert finding["past"]["node_probe_us"]["node"] == socket.gethostname()
+            assert f"node first: {socket.gethostname()} computes" in case["fail_reason"]
+            assert perf["max_sendrecv_4096"][1:4] == [1e-3, None, None]  # beside its reference, unjudged
+            assert cli_table(run) == 3
+            first = verdict_table.table([str(run / "out" / "report.json")]).splitlines()[0]
+            assert first.startswith(f"Node first: {socket.gethostname()} computes ")
+        else:
+            assert case["result"] == "fail" and not case["node_finding"]
+            assert "max_sendrecv_4096" in case["fail_reason"] and "node first" not in case["fail_reason"]
+            assert perf["node_probe_us"][1:4] == [1e6, None, 0.05]
+
+
+def this_hardware():
+    """This node's hardware as the benchmarks print it ('# hardware:')."""
+    command, env = mpis.OPENMPI.launch(2, [str(mpis.OPENMPI.binary("halo")), "--calls", "1"])
+    out = subprocess.run(command, env=env, capture_output=True, text=True, timeout=120).stdout
+    return next(line.split(": ", 1)[1] for line in out.splitlines() if line.startswith("# hardware: "))
+
+
+def cli_table(run):
+    return cli.main(["table", str(run / "out" / "report.json")])

@@ -36,7 +36,9 @@ def test_the_last_round_judges_the_median_of_every_round_s_launches(tmp_path):
     # the earlier rounds log their own values, judged by no reference
     assert all(c["rounds_pooled"] == 1 and c["perfvalues"] for c in cases if c is not case)
     values = json.loads(case["launch_values"])
-    assert {name.split(":")[-1] for name in case["perfvalues"]} == set(values) == SUBSET_VARIABLES
+    # and the node's figures, judged first where the load is (the pair: a case of launches that can be near)
+    assert {name.split(":")[-1] for name in case["perfvalues"]} == set(values) == {
+        *SUBSET_VARIABLES, "node_probe_us", "node_pair_ns"}
     # the median over the launches whose CPUs were not far apart (load.near), over all six rounds' launches
     pairs = json.loads(case["launch_pair_ns"])
     kept = load.near(pairs)

@@ -98,3 +98,33 @@ def test_a_retried_case_is_judged_by_its_last_attempt(tmp_path, capsys):
                                 "runs": [{"testcases": [failed]}, {"testcases": [passed]}]}))  # --max-retries=1
     (row,) = [line.split() for line in table(capsys, str(path))[1:]]
     assert row[:4] == ["HaloCheck", "mpich", "pass", "1/1"] and row[-2:] == ["11.0", "8.0"]
+
+
+def test_a_node_finding_comes_first_and_its_cases_are_inconclusive(tmp_path, capsys):
+    """Node first: a case whose node figures were past their bounds (the check's node_finding) is
+    inconclusive, and the table's first line names the node and each figure, the median of its
+    ratios over the cases that found it; the verdict is exit 3, never a FAIL or a pass."""
+    def finding(ratio):
+        return json.dumps({"past": {"node_probe_us": {"node": "vm", "value": 1742 * ratio, "reference": 1742.0,
+                                                      "ratio": ratio, "bound": 1.05}},
+                           "within": {"node_pair_ns": {"node": "vm", "value": 80.0, "reference": 71.0,
+                                                       "ratio": 80 / 71, "bound": 1.6}}})
+    cases = []
+    for environ, ratio in (("openmpi", 1.25), ("mpich", 1.27), ("intelmpi", 1.30)):
+        case = halo_case(environ, "fail", 30.0, 20.0, upper=None)
+        case["node_finding"] = finding(ratio)
+        case["fail_reason"] = "performance error: inconclusive: node first: vm computes ..."
+        cases.append(case)
+    cases.append(pingpong_case("openmpi", 2.2, 16.0))
+    path = write(tmp_path, cases)
+    assert cli.main(["table", str(path)]) == 3
+    lines = capsys.readouterr().out.splitlines()
+    assert lines[0] == (
+        "Node first: vm computes 1.27x slower than in the references' runs (node_probe_us, the median over 3 case(s); "
+        "bound 1.05x): the node moved, not the network; 3 case(s) on it not judged (inconclusive). Find what changed "
+        "on the node (its firmware, power or clock settings, what else runs there), or make references for it as it "
+        "is now (docs/references.md)")
+    rows = {(line.split()[0], line.split()[1]): line.split() for line in lines[2:]}
+    assert [rows[("HaloCheck", e)][2] for e in ("openmpi", "mpich", "intelmpi")] == ["inconclusive"] * 3
+    assert rows[("PingPongCheck", "openmpi")][2] == "pass"
+    assert not any("disturbed" in line for line in lines)  # the node's cases are not said to be disturbed
