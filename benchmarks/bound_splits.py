@@ -51,7 +51,7 @@ import numpy as np
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
-from jitterbench import bounds, references  # noqa: E402
+from jitterbench import bounds, fingerprint, references  # noqa: E402
 
 OVER_LAUNCHES = {
     "median": None,  # as recorded: the checks' own figure
@@ -98,17 +98,27 @@ def past(value, ref):
     return (upper is not None and value > median * (1 + upper)) or (lower is not None and value < median * (1 + lower))
 
 
+def node_past(doc, case):
+    """Whether a case's node figures are past their bounds: node first, the case then not judged."""
+    return any(pv[0] is not None and (ref := entry(doc, case, name.split(":")[-1])) and ref[2] is not None
+               and past(pv[0], ref) for name, pv in (case.get("perfvalues") or {}).items()
+               if name.split(":")[-1] in fingerprint.NODE_FIGURES)
+
+
 def judged(doc, cases, slow=None):
     """(the cases with a variable past its bound, {(check, MPI): (variables past, target past)} of the
-    slowed check) of one run's cases; a case is (display name, MPI); slow: (check, factor, target) laid
-    on that check's values."""
-    failed, slowed = set(), {}
+    slowed check, the cases a node finding left unjudged) of one run's cases; a case is (display name,
+    MPI); slow: (check, factor, target) laid on that check's values, not on its node's figures."""
+    failed, slowed, unjudged = set(), {}, set()
     for case in cases:
         check = case["display_name"].split()[0]
+        if node_past(doc, case):
+            unjudged.add((case["display_name"], case["environ"]))
+            continue
         for name, pv in (case.get("perfvalues") or {}).items():
             var = name.split(":")[-1]
             ref = entry(doc, case, var)
-            if pv[0] is None or not ref or (ref[1] is None and ref[2] is None):
+            if pv[0] is None or not ref or (ref[1] is None and ref[2] is None) or var in fingerprint.NODE_FIGURES:
                 continue
             if past(pv[0], ref):
                 failed.add((case["display_name"], case["environ"]))
@@ -118,26 +128,28 @@ def judged(doc, cases, slow=None):
                 hit[0] |= past(value, ref)
                 if var == slow[2]:
                     hit[1] = past(value, ref)
-    return failed, slowed
+    return failed, slowed, unjudged
 
 
 def verdicts(doc, runs, slows, confirm):
-    """Per judged run (in the order given): (alarm, {(slow, MPI): (check failed, target failed)}).
+    """Per judged run (in the order given): (alarm, {(slow, MPI): (check failed, target failed)}, whether a
+    node finding left some case unjudged).
     With confirm, a run fails only where a case that failed in it fails again in the next judged run
     (the last run, having none after it, is left out): what a rule that judges a failed case once more,
     minutes later, before it fails it would give."""
     seen = [(judged(doc, cases)[0], {(slow, env): tuple(hit) for slow in slows
-                                     for (_, env), hit in judged(doc, cases, slow)[1].items()})
+                                     for (_, env), hit in judged(doc, cases, slow)[1].items()},
+             bool(judged(doc, cases)[2]))
             for cases in runs]
     if not confirm:
-        return [(bool(failed), hits) for failed, hits in seen]
+        return [(bool(failed), hits, node) for failed, hits, node in seen]
     confirmed = []
-    for (failed, hits), (failed_next, hits_next) in zip(seen, seen[1:]):
+    for (failed, hits, node), (failed_next, hits_next, _) in zip(seen, seen[1:]):
         both = {}
         for key, (check_past, target_past) in hits.items():
             check_next, target_next = hits_next.get(key, (False, False))
             both[key] = (check_past and check_next, None if target_past is None else bool(target_past and target_next))
-        confirmed.append((bool(failed & failed_next), both))
+        confirmed.append((bool(failed & failed_next), both, node))  # a node finding is judged once
     return confirmed
 
 
@@ -170,7 +182,7 @@ def main():
         cases = {p: references.report_cases(p)[1] for p in paths}
         system = references.system_of(paths)
         rng = np.random.default_rng(args.seed)
-        mds, alarms, trials, detected, rate = {}, 0, 0, {}, None
+        mds, alarms, node_findings, trials, detected, rate = {}, 0, 0, 0, {}, None
         for _ in range(1 if args.first else args.splits):
             base = list(range(args.k)) if args.first else sorted(rng.choice(len(paths), args.k, replace=False))
             doc = references.build([paths[i] for i in base], system, "bound_splits.py", args.false_alarm_rate,
@@ -181,8 +193,9 @@ def main():
                     mds.setdefault(pool["environ"], []).append((pool["detectable_slowdown"],
                                                                 pool["bounded"] / pool["asserted"]))
             runs = [cases[paths[i]] for i in range(len(paths)) if i not in base]
-            for alarm, hits in verdicts(doc, runs, slows, args.confirm):
+            for alarm, hits, node in verdicts(doc, runs, slows, args.confirm):
                 alarms += alarm
+                node_findings += node
                 trials += 1
                 for (slow, environ), (any_past, target_past) in hits.items():
                     if target_past is not None:  # the target is bounded here
@@ -199,6 +212,8 @@ def main():
               f"(range {min(values):.2f}-{max(values):.2f}x); bounded within {args.max_detectable:g}x: median "
               f"{statistics.median(shares):.0%} of them (range {min(shares):.0%}-{max(shares):.0%})")
     print(f"  false alarms: {alarms} of {trials} judged runs ({alarms / max(1, trials):.3f}; the references' rate {rate:g} a run)")
+    print(f"  node findings (a case inconclusive, node first): {node_findings} of {trials} judged runs "
+          f"({node_findings / max(1, trials):.3f}; the node figures' rate {rate:g} a run, one attempt)")
     for ((check, factor, target), environ), (any_past, target_past, n) in sorted(detected.items()):
         print(f"  {check} x{factor:g} under {environ}: failed in {any_past / n:.2f} of {n} judged runs, "
               f"{target} in {target_past / n:.2f} (where bounded)")

@@ -183,14 +183,18 @@ def inconclusive_only(report_paths) -> bool:
     return references.INCONCLUSIVE in results and "fail" not in results
 
 
+def _node_cases(cases) -> dict:
+    """{test case: its node finding} of the cases a node finding left inconclusive, each test case
+    once however many swept values it was split into."""
+    return {(c.run, c.partition, c.environ, c.check, c.meta["node_finding"]): json.loads(c.meta["node_finding"])
+            for c in cases if c.meta.get("node_finding") and c.result == references.INCONCLUSIVE}
+
+
 def node_findings(cases) -> list:
     """The node findings of cases (their checks' node_finding: fingerprint.node_finding), one line per
     node, first in the table and the report: what moved on it, each figure past its bound as the
     median of its ratio over the cases that found it, and how many cases were not judged for it."""
-    found = {}  # a test case once, however many swept values it was split into
-    for c in cases:
-        if c.meta.get("node_finding") and c.result == references.INCONCLUSIVE:
-            found[(c.run, c.partition, c.environ, c.check, c.meta["node_finding"])] = json.loads(c.meta["node_finding"])
+    found = _node_cases(cases)
     per_node = defaultdict(lambda: defaultdict(list))
     for finding in found.values():
         for name, f in finding["past"].items():
@@ -218,10 +222,9 @@ def table(report_paths, every=False) -> str:
     nodes = node_findings(cases)
     text = "\n".join([*nodes, verdicts(cases, outcomes)])
     inconclusive = sum(r == references.INCONCLUSIVE for results in outcomes.values() for r in results)
-    for_the_node = len({(c.run, c.partition, c.environ, c.check, c.meta["node_finding"]) for c in cases
-                        if c.meta.get("node_finding") and c.result == references.INCONCLUSIVE})
-    if inconclusive > for_the_node:
-        text += (f"\n{inconclusive - for_the_node} case(s) {references.INCONCLUSIVE}: a launch stayed disturbed through "
+    disturbed = inconclusive - len(_node_cases(cases))
+    if disturbed:
+        text += (f"\n{disturbed} case(s) {references.INCONCLUSIVE}: a launch stayed disturbed through "
                  "every try (something else kept the CPUs busy; the reasons: jitterbench table --all, or the run's "
                  "report): nothing of them was judged; run them again on a quiet machine")
     return text

@@ -37,15 +37,34 @@ def test_a_held_out_run_fails_exactly_where_its_value_passes_the_bound(tmp_path)
     ref = bound_splits.entry(doc, sendrecv, "max")
     assert ref == doc["HaloCheck"]["local:default"]["openmpi"][1]["sendrecv"]["max"] and ref[0] == 11.0
     mds = references.detectable_slowdown(ref)
-    assert bound_splits.judged(doc, held_out) == (set(), {})  # at the median: no alarm, nothing slowed
+    assert bound_splits.judged(doc, held_out) == (set(), {}, set())  # at the median: no alarm, nothing slowed
     # slowed by a factor: its times times it (max), its ratio jitter too; the target fails past the bound only
     for factor, past in ((mds * 0.99, False), (mds * 1.01, True)):
-        alarm, slowed = bound_splits.judged(doc, held_out, ("HaloCheck", factor, "max"))
-        assert not alarm and slowed == {("HaloCheck", "openmpi"): [past, past]}
+        alarm, slowed, unjudged = bound_splits.judged(doc, held_out, ("HaloCheck", factor, "max"))
+        assert not alarm and not unjudged and slowed == {("HaloCheck", "openmpi"): [past, past]}
     # a held-out value past the bound is a false alarm; one for a variable with no bound is not judged
     (tmp_path / "past").mkdir()
     assert bound_splits.judged(doc, references.report_cases(runs(tmp_path / "past", 11.0 * mds * 1.01)[5])[1])[0]
     assert bound_splits.entry(doc, sendrecv, "p99")[1:3] == [None, None]
+
+
+def test_a_case_whose_node_is_past_its_bound_is_not_judged(tmp_path):
+    """Node first in the splits as in the checks: a held-out case whose compute probe is past its bound is
+    unjudged (never an alarm, whatever its other figures), one within it is judged as usual."""
+    probes = [2000.0, 2010.0, 1990.0, 2050.0, 2005.0]
+    paths = runs(tmp_path, 11.0 * 100)  # the held-out sendrecv far past any bound
+    for path, probe in zip(paths, [*probes, None]):
+        run = json.loads(path.read_text())
+        for case in run["runs"][0]["testcases"]:
+            case["perfvalues"]["local:default:node_probe_us"] = [probe or 1e6, 0, None, None, "us", "pass"]
+        path.write_text(json.dumps(run))
+    doc = references.build(paths[:5], "local", "tester", max_detectable=100)
+    held_out = references.report_cases(paths[5])[1]
+    assert bound_splits.judged(doc, held_out) == (set(), {}, {(c["display_name"], "openmpi") for c in held_out})
+    for case in held_out:
+        case["perfvalues"]["local:default:node_probe_us"][0] = 2005.0
+    failed, _, unjudged = bound_splits.judged(doc, held_out)
+    assert failed == {(c["display_name"], "openmpi") for c in held_out} and not unjudged  # both 100x their median
 
 
 def test_confirm_fails_a_run_only_where_the_next_run_fails_the_same_case(tmp_path):
@@ -60,13 +79,13 @@ def test_confirm_fails_a_run_only_where_the_next_run_fails_the_same_case(tmp_pat
                                                                        ("isend-recv", bound["isend-recv"] * isend)],
                                              launches=2))[1] for i, (sendrecv, isend) in enumerate(shares)]
     alone = bound_splits.verdicts(doc, judged, [], confirm=False)
-    assert [alarm for alarm, _ in alone] == [True, True, True, False]
+    assert [alarm for alarm, _, _ in alone] == [True, True, True, False]
     # each run against the next: the same case in the first pair, different cases in the second, none in the third
     confirmed = bound_splits.verdicts(doc, judged, [], confirm=True)
-    assert [alarm for alarm, _ in confirmed] == [True, False, False]
+    assert [alarm for alarm, _, _ in confirmed] == [True, False, False]
     # the slowed check past its bound in every run is confirmed in every pair
     slow = ("HaloCheck", 100.0, "max")
-    assert [hits for _, hits in bound_splits.verdicts(doc, judged, [slow], confirm=True)] == \
+    assert [hits for _, hits, _ in bound_splits.verdicts(doc, judged, [slow], confirm=True)] == \
         [{(slow, "openmpi"): (True, True)}] * 3
 
 
