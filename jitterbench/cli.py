@@ -232,10 +232,11 @@ def run(args) -> int:
               f"an attempt split over {prov['asserted']}; {prov['false_alarm_rate']:g} a run of "
               f"{prov['attempts']} attempt(s))")
         for pool in doc["provenance"]["pools"]:  # what a site wants to know first: can it fail on speed?
+            by_check = (", by check " + ", ".join(f"{check} {mds:g}x" for check, mds in pool["checks"].items())
+                        + " (each variable's the larger)") if pool["checks"] else ""  # a node figure: one pool
             print(f"  {pool['partition']} {pool['environ']}: {pool['asserted']} {pool['variables']} variable(s) "
-                  f"the rules assert, minimum detectable slowdown {pool['detectable_slowdown']:g}x, by check "
-                  + ", ".join(f"{check} {mds:g}x" for check, mds in pool["checks"].items())
-                  + f" (each variable's the larger): {pool['bounded']} bounded within {args.max_detectable:g}x")
+                  f"the rules assert, minimum detectable slowdown {pool['detectable_slowdown']:g}x{by_check}: "
+                  f"{pool['bounded']} bounded within {args.max_detectable:g}x")
         # where the noise lives: a run whose figures all moved together was the machine's that run
         print("  each run against the others (per environment, the median over its figures of value / the "
               "others' median, above 1 worse; the compute probe's likewise, where taken):")

@@ -4,6 +4,7 @@ from __future__ import annotations
 import math
 import os
 import re
+import socket
 
 import pytest
 
@@ -258,7 +259,10 @@ def test_the_load_beside_the_run_is_recorded_before_and_after(halo):
     for when in ("before", "after"):
         sample = load[when]
         assert set(sample) == {"node", "host", "load1", "runnable", "tasks_total", "steal_pct", "cpus", "job_tasks",
-                               "job_cpus", "disturbed", "probe_us", "pair_ns"}
+                               "job_cpus", "disturbed", "probe_us", "probe_node", "pair_ns", "pair_node"}
+        # the node that held the slowest probe and the farthest pair (MAXLOC), named in the line too
+        assert sample["probe_node"] == sample["pair_node"] == socket.gethostname()
+        assert f"{when}_probe_node={sample['probe_node']} " in line and f"{when}_pair_node={sample['pair_node']}" in line
         # the job's speed: the slowest task's probe, in the line to its printed tenth; how far apart
         # its CPUs are: a round trip between the node's two tasks
         for field in ("probe_us", "pair_ns"):
@@ -269,6 +273,11 @@ def test_the_load_beside_the_run_is_recorded_before_and_after(halo):
         assert f"{when}_runnable={sample['runnable']} " in line and f"{when}_node={sample['host']} " in line
         # the rule's verdict, the same in the line and the document (tests/test_launches.py: the rule itself)
         assert f"{when}_disturbed={int(sample['disturbed'])} " in line
+    # the node's hardware as the OS tells it, in the line and the document: the fingerprint's facts
+    (hardware,) = [line[len("# hardware: "):] for line in run.stdout.splitlines() if line.startswith("# hardware: ")]
+    assert hardware == run.doc["metadata"]["hardware"]
+    facts = dict(word.split("=", 1) for word in hardware.split())
+    assert facts["cpus"] == str(os.cpu_count()) and facts["hypervisor"]
     # a node of one task has no two CPUs to measure between
     alone = halo(1, "--calls", "5", "--pattern", "a")
     assert alone.returncode == 0, alone.stderr
