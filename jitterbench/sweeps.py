@@ -22,7 +22,7 @@ from __future__ import annotations
 import re
 from dataclasses import replace
 
-from . import benchmarks
+from . import benchmarks, fingerprint
 
 # the parameter of words each check sweeps in one run (patterns, send modes, methods): its descriptor's
 WORD = {d.check: d.swept for d in benchmarks.ALL if d.swept}
@@ -50,7 +50,10 @@ def unfold(check: str, variable: str) -> tuple[str, dict]:
     """The quantity and the swept parameters of one of check's variables:
     unfold('PingPongCheck', 'cycle_send_8_n1') is ('cycle', {'mode': 'send',
     'msg_size': 8, 'messages': 1}); a variable that sweeps nothing
-    ('eager_limit_shm') comes back whole with no parameters."""
+    ('eager_limit_shm') comes back whole with no parameters, as do the node's figures
+    (fingerprint.NODE_FIGURES: node_probe_us is no quantity 'node_probe' at a word 'us')."""
+    if variable in fingerprint.NODE_FIGURES:  # the node's, of the case: no word or number of a sweep
+        return variable, {}
     match = _NUMBERED.match(variable)
     rest, numbers = match["rest"], {p: int(match[p]) for p in NUMBERS.values() if match[p] is not None}
     word = WORD.get(check)

@@ -76,7 +76,7 @@ def test_a_node_past_its_bounds_is_named_first_and_nothing_of_its_case_is_judged
     far slower (1 s) the node is within, and the network's figure is judged and fails as usual; a file
     of other hardware (another model) judges nothing and names the fact."""
     hardware = this_hardware()
-    other = " ".join(f"{fact}=99" if fact.startswith("model=") else fact for fact in hardware.split())
+    other = " ".join("model=99" if fact.startswith("model=") else fact for fact in hardware.split())
     for i, (theirs, probe) in enumerate(((hardware, 1.0), (hardware, 1e6), (other, 1.0))):
         run = tmp_path / str(i)
         entry = {"$index": ["$partition"], "local:default": {"max_sendrecv_4096": [1e-3, None, 0.01, "us"],

@@ -13,6 +13,9 @@ import pytest
     ("ContentionCheck", "latency_p50_8_d2", "latency_p50", {"msg_size": 8, "distance": 2}),
     ("EagerCheck", "eager_limit_shm", "eager_limit_shm", {}),
     ("OsuCheck", "latency_8", "latency", {"msg_size": 8}),
+    # the node's figures sweep nothing: no pattern 'us' of a quantity 'node_probe'
+    ("HaloCheck", "node_probe_us", "node_probe_us", {}),
+    ("PingPongCheck", "node_pair_ns", "node_pair_ns", {}),
 ])
 @pytest.mark.unit
 def test_a_swept_variable_names_its_quantity_and_swept_values(check, variable, quantity, swept):
