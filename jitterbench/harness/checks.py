@@ -249,7 +249,10 @@ class Rounds(rfm.RegressionTestPlugin):
 
     @run_before("performance", always_last=True)  # after the references are chosen (SystemReferences)
     def pool_the_rounds(self):
-        if self.rounds == 1 or self.is_dry_run():
+        if self.is_dry_run():
+            return
+        if self.rounds == 1:
+            self.before_the_verdict()
             return
         with osext.change_dir(self.stagedir):  # where ReFrame evaluates them: the output's names are relative
             own = {name: sn.evaluate(function) for name, function in self.perf_variables.items()}
@@ -273,6 +276,12 @@ class Rounds(rfm.RegressionTestPlugin):
                                                                   self.perf_variables[name].unit)
                                for name, values in every.items()}
         self.rounds_pooled = self.rounds
+        self.before_the_verdict()
+
+    def before_the_verdict(self):
+        """A check's last word on the case's figure, once its rounds are pooled, before ReFrame judges
+        it: called here, after the pooling, as ReFrame orders no hook after another's always-last one
+        (JitterbenchCheck judges its node first).  An earlier round, judged by nothing, has none."""
 
 
 class MpiCheck(rfm.RunOnlyRegressionTest, SystemReferences, Rounds):
@@ -722,7 +731,9 @@ class JitterbenchCheck(MpiCheck):
                 self.perf_variables[name] = sn.make_performance_function(
                     _median_over_launches(self, values, name, name), fingerprint.NODE_FIGURES[name][1])
 
-    @run_before("performance", always_last=True)  # after the rounds are pooled and the references chosen
+    def before_the_verdict(self):  # after the rounds are pooled and the references chosen (Rounds)
+        self.judge_the_node_first()
+
     def judge_the_node_first(self):
         """Node first (docs/references.md): where the case's node figures are past their references'
         bounds, the node moved, not the network: no figure of the case is judged (their references
