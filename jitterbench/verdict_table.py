@@ -79,10 +79,12 @@ class Verdict:
 
 
 def _why_none(group) -> str:
-    """Why no variable of a check's cases is asserted: no references of this machine, references
-    too noisy to bound (the file's not_assertable), or none at all."""
+    """Why no variable of a check's cases is asserted: no references of this machine, a node finding
+    (node first), references too noisy to bound (the file's not_assertable), or none at all."""
     if any(str(c.meta.get("references_from", "")).startswith("none of this machine") for c in group):
         return "(no references of this machine)"
+    if any(c.meta.get("node_finding") for c in group):  # its bounds taken off: the node moved (node_findings)
+        return "(node first: not judged)"
     def released(case, quantity):  # left unbounded by the rules (not_asserted names the swept variables)
         return any(name == quantity or name.startswith(f"{quantity}_")
                    for name in str(case.meta.get("not_asserted", "")).split(","))
