@@ -327,6 +327,25 @@ def test_the_page_opens_with_the_verdict_and_keeps_provenance_folded_and_the_env
 
 
 @pytest.mark.unit
+def test_a_node_finding_opens_the_page_before_the_verdict(tmp_path):
+    """Node first: the page's first line under its title names the node and the figure that moved."""
+    finding = {"past": {"node_probe_us": {"node": "nid007", "value": 2540.0, "reference": 2000.0, "ratio": 1.27,
+                                          "bound": 1.16}}, "within": {}}
+    report = tmp_path / "report.json"
+    report.write_text(json.dumps({"session_info": {"uuid": "u1"}, "runs": [{"testcases": [
+        {"fixture": False, "system": "s", "partition": "p", "environ": "openmpi", "nodes": 1,
+         "display_name": "HaloCheck %nodes=1", "result": "fail", "node_finding": json.dumps(finding),
+         "fail_reason": "performance error: inconclusive: node first: nid007 computes 1.27x slower ...",
+         "perfvalues": {"s:p:max_sendrecv_4096": [30.0, 10.0, None, None, "us", "pass"],
+                        "s:p:node_probe_us": [2540.0, 2000.0, None, None, "us", "pass"]}}]}]}))
+    assert cli.main(["report", str(report), "-o", str(tmp_path / "out")]) == 0
+    html = (tmp_path / "out" / "index.html").read_text()
+    first = html.index('id="node-first"')
+    assert html.index("</h1>") < first < html.index('id="verdict"')
+    assert "Node first: nid007 computes 1.27x slower than in the references&#39; runs (node_probe_us" in html[first:]
+
+
+@pytest.mark.unit
 def test_a_case_of_several_launches_is_judged_by_the_launches_each_holder_won():
     """Over launches (issue 41, item 5): each launch names the holder of most of its decided calls,
     and a holder is named where it did so in more launches than its chance allows (binomial, Holm
