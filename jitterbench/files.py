@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import ctypes
 import errno
+import hashlib
 import json
 import math
 import os
@@ -272,30 +273,80 @@ def _opens_with(path, own) -> bool:
     return bool(own.match(head)) if isinstance(own, re.Pattern) else head.startswith(own)
 
 
-# A folder the tool writes whole (a report) holds this file: the tool's name and version,
-# then every file it wrote there.  Only such a folder, holding nothing else, is replaced.
+# A folder the tool writes whole (a report) holds this file: the tool's name and version, then a
+# line for every entry it wrote there, "sha256:<hex> <path>" for a file and "folder <path>" for a
+# folder.  Only such a folder, holding nothing else, each file's bytes still those it wrote, is
+# replaced: the marker is text anyone can write, so what it names proves nothing by itself (a
+# forged one naming thesis.tex removed it, issue 61); a checksum that matches proves the bytes are
+# the tool's own, and a marker of an earlier version (names alone) proves nothing, so its folder
+# is kept.
 MARKER = ".jitterbench-report"
+_CHUNK = 1 << 20
 
 
 def _raise(error):
     raise error
 
 
+def checksum(path) -> str:
+    """sha256:<hex> of the file at path, read without following a symbolic link and in chunks."""
+    digest = hashlib.sha256()
+    fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
+    with os.fdopen(fd, "rb") as f:
+        if not stat.S_ISREG(os.fstat(f.fileno()).st_mode):
+            raise OSError(errno.EINVAL, "not a regular file", str(path))
+        for chunk in iter(lambda: f.read(_CHUNK), b""):
+            digest.update(chunk)
+    return f"sha256:{digest.hexdigest()}"
+
+
+def _marker_text(folder: Path, tool: str) -> str:
+    """The marker of folder, every entry the tool made in it with a file's checksum."""
+    lines = [tool]
+    for root, dirs, names in os.walk(folder):
+        for name in sorted(dirs + names):
+            path = os.path.join(root, name)
+            entry = os.path.relpath(path, folder)
+            if "\n" in entry or os.path.islink(path):  # the tool writes neither; the marker could not hold it
+                raise OutputError(f"{folder}: the report holds {entry!r}, which a marker cannot name")
+            lines.append(f"folder {entry}" if os.path.isdir(path) else f"{checksum(path)} {entry}")
+    return "\n".join(lines) + "\n"
+
+
 def _replaceable(folder: Path):
-    """None if folder is one the tool wrote whole earlier and holds nothing else, else why not."""
+    """None if folder is one the tool wrote whole earlier and holds nothing else, each file's bytes
+    the ones it wrote (their checksums in the marker), else why not."""
     marker = folder / MARKER
     if marker.is_symlink() or not marker.is_file():
         return f"is not a jitterbench report (it has no {MARKER})"
     try:
-        tool, *written = marker.read_text().splitlines() or [""]
+        tool, *written = read_text(marker, OutputError).splitlines() or [""]
         if not tool.startswith("jitterbench "):
             return f"has a {MARKER} that jitterbench did not write"
-        ours = {MARKER, *written, *(str(p) for w in written for p in Path(w).parents)}
-        for root, dirs, files in os.walk(folder, onerror=_raise):  # symbolic links not followed
-            for name in dirs + files:
-                entry = os.path.relpath(os.path.join(root, name), folder)
-                if entry not in ours:
+        folders, sums = set(), {}
+        for line in written:
+            kind, _, entry = line.partition(" ")
+            if kind == "folder":
+                folders.add(entry)
+            elif kind.startswith("sha256:"):
+                sums[entry] = kind
+            else:  # an earlier version's (names alone), or not the tool's: it proves nothing
+                return f"has a {MARKER} without the checksum of {line[:60]!r}, so nothing proves it jitterbench's"
+        for root, dirs, names in os.walk(folder, onerror=_raise):  # symbolic links not followed
+            for name in dirs + names:
+                path = os.path.join(root, name)
+                entry = os.path.relpath(path, folder)
+                if entry == MARKER:
+                    continue
+                if os.path.isdir(path) and not os.path.islink(path):
+                    if entry not in folders:
+                        return f"holds {entry}, which jitterbench did not write"
+                elif entry not in sums:
                     return f"holds {entry}, which jitterbench did not write"
+                elif checksum(path) != sums[entry]:
+                    return f"holds {entry}, changed since jitterbench wrote it"
+    except OutputError as e:
+        return f"cannot be checked ({e})"
     except (OSError, UnicodeDecodeError) as e:
         return f"cannot be checked ({getattr(e, 'strerror', None) or e})"
     return None
@@ -357,10 +408,8 @@ def write_folder(path, fill, tool: str) -> None:
         new.chmod(0o777 & ~umask())  # mkdtemp's is 0700
         fill(new)
         # every entry of the new folder is the tool's (it made the folder): an empty folder too,
-        # so that the same command may replace it again
-        written = sorted(os.path.relpath(os.path.join(root, name), new)
-                         for root, dirs, names in os.walk(new) for name in dirs + names)
-        (new / MARKER).write_text("\n".join([tool, *written]) + "\n")
+        # so that the same command may replace it again; each file with its checksum
+        (new / MARKER).write_text(_marker_text(new, tool))
         if real.exists():
             check_folder_output(path)  # again: it may have changed while the new one was made
             if exchange(new, real):  # one step: path holds the old report, then the new one

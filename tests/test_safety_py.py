@@ -6,6 +6,7 @@ Every destructive case runs inside pytest's tmp_path, on folders and files plant
 from __future__ import annotations
 
 import json
+import hashlib
 import os
 import signal
 import stat
@@ -108,10 +109,10 @@ def test_o_onto_an_existing_file_refuses(tmp_path, capsys, halo_json, command):
 def test_o_onto_an_earlier_report_replaces_it_whole(tmp_path, capsys, halo_json):
     out = tmp_path / "out"
     assert cli.main(["report", str(halo_json), "-o", str(out), "--title", "first"]) == 0
-    # a file an older version wrote (listed in its marker) goes with the old report
+    # a file an older version wrote (listed in its marker with its checksum) goes with the old report
     (out / "figures" / "retired.png").write_bytes(b"old")
     with open(out / files.MARKER, "a") as marker:
-        marker.write("figures/retired.png\n")
+        marker.write(f"{files.checksum(out / 'figures' / 'retired.png')} figures/retired.png\n")
     assert cli.main(["report", str(halo_json), "-o", str(out), "--title", "second"]) == 0
     html = (out / "index.html").read_text()
     assert "second" in html and "first" not in html
@@ -130,7 +131,8 @@ def test_a_folder_the_tool_made_empty_is_its_own_and_replaced_again(tmp_path, ca
     out = tmp_path / "out"
     for _ in range(2):
         files.write_folder(out, fill, "jitterbench test")
-    assert (out / files.MARKER).read_text().splitlines() == ["jitterbench test", "figures", "index.html"]
+    assert (out / files.MARKER).read_text().splitlines() == [
+        "jitterbench test", "folder figures", f"sha256:{hashlib.sha256(b'x').hexdigest()} index.html"]
 
 
 @pytest.mark.parametrize("mask,mode", [(0o022, 0o755), (0o027, 0o750)])

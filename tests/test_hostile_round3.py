@@ -1,0 +1,94 @@
+"""The failures issue 61's probe found (round three), one regression test each, numbered as the
+issue numbers them: what the tool removes or replaces is what it can prove it wrote, a signal
+during start-up is one line, every JB_* variable is checked by one table wherever it is read,
+the simulators cost what their docs say, and the C benchmarks refuse an option given twice
+(tests/test_hostile_c.py holds that one)."""
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+import pytest
+
+from support import fuzz_cli as fz
+from jitterbench import cli, files, references, settings
+
+REPO = Path(__file__).resolve().parents[1]
+JITTERBENCH = [sys.executable, "-m", "jitterbench"]
+GUARD_S = 60
+
+
+def reports(folder: Path):
+    """Five run reports (the fewest a reference file is made of)."""
+    paths = []
+    for i in range(5):
+        paths.append(folder / f"report{i}.json")
+        paths[-1].write_text(json.dumps(fz.run_report(i, 10.0 + i / 10)))
+    return [str(p) for p in paths]
+
+
+def one_line(proc, *says):
+    lines = proc.stderr.splitlines()
+    assert proc.returncode == 2 and len(lines) == 1 and lines[0].startswith("jitterbench"), proc.stderr
+    for said in says:
+        assert said in lines[0], proc.stderr
+
+
+def as_nobody():
+    """The prefix that runs a command as an unprivileged user (none where the tests are one)."""
+    return fz.as_user(fz.NOBODY if os.geteuid() == 0 else None)
+
+
+@pytest.fixture
+def scratch():
+    """A folder an unprivileged user owns; the tests' own user where it is one already."""
+    base = Path(tempfile.mkdtemp(prefix="round3-"))
+    os.chmod(base, 0o755)
+    if os.geteuid() == 0:
+        os.chown(base, fz.NOBODY, fz.NOBODY)
+    yield base
+    for root, dirs, _ in os.walk(base):
+        for d in dirs:
+            os.chmod(os.path.join(root, d), 0o755)
+    shutil.rmtree(base, ignore_errors=True)
+
+
+# ---- 1: a forged marker removes nothing ------------------------------------------------------
+
+@pytest.mark.unit
+@pytest.mark.parametrize("marker", ["jitterbench 0.1.0\nindex.html\nthesis.tex\n",  # the issue's forgery
+                                    None])  # a report of the tool's, one of its files replaced by the user's
+def test_1_a_marker_naming_a_file_whose_bytes_are_not_the_tool_s_removes_nothing(tmp_path, capsys, marker):
+    made = reports(tmp_path)
+    fake = tmp_path / "fake"
+    if marker is None:
+        assert cli.main(["report", *made, "-o", str(fake)]) == 0
+        (fake / "index.html").write_text("precious\n")  # the user's own page now, under the tool's name
+        kept = fake / "index.html"
+    else:
+        fake.mkdir()
+        (fake / files.MARKER).write_text(marker)
+        (fake / "thesis.tex").write_text("precious\n")
+        kept = fake / "thesis.tex"
+    capsys.readouterr()
+    before = fz.snapshot(tmp_path)
+    assert cli.main(["compare", f"A={made[0]}", f"B={made[1]}", "-o", str(fake)]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "not replaced" in err, err
+    assert fz.snapshot(tmp_path) == before and kept.read_text() == "precious\n"
+
+
+@pytest.mark.unit
+def test_1_a_report_the_tool_wrote_is_still_replaced(tmp_path, capsys):
+    made = reports(tmp_path)
+    assert cli.main(["report", *made, "-o", str(tmp_path / "rep")]) == 0
+    assert cli.main(["compare", f"A={made[0]}", f"B={made[1]}", "-o", str(tmp_path / "rep")]) == 0
+    assert "A vs B" in (tmp_path / "rep" / "index.html").read_text()  # the comparison's page
+    # each file's line holds its checksum: what a later run proves it wrote
+    lines = (tmp_path / "rep" / files.MARKER).read_text().splitlines()
+    assert lines[0].startswith("jitterbench ") and any(line.startswith("sha256:") for line in lines[1:])
