@@ -220,12 +220,12 @@ def run(args) -> int:
             raise references.ReferenceFileError("name the reference file to write with -o FILE (or a folder)")
         system = args.system or references.system_of(args.reports)
         output = _reference_path(args.output, system)
-        files.writable(output, own=references.OWN, force=args.force)  # before the work
+        files.writable(output, own=references.written_by_jitterbench, force=args.force)  # before the work
         doc = references.build(args.reports, system, args.measured_by or _user_at_host(),
                                args.false_alarm_rate, args.max_detectable, args.attempts)
         text, prov = references.dump(doc), doc["provenance"]
         references.loads(text, output)  # the file ReFrame will read: checked before it replaces any
-        files.write_text(output, text, own=references.OWN, force=args.force)
+        files.write_text(output, text, own=references.written_by_jitterbench, force=args.force)
         print(f"wrote {output}: {sum(1 for k in doc if k not in references.SECTIONS)} check(s) "
               f"for system {system}: {prov.get('bounded', 0)} variable(s) bounded, "
               f"{len(doc.get('not_assertable', []))} not assertable (at {prov['false_alarm_rate_per_attempt']:g} "

@@ -190,7 +190,7 @@ def write_text(path, text: str, own=None, force: bool = False) -> None:
     """Writes text to path whole or not at all: a temporary file beside it, then os.replace.
     On any failure or interruption (Ctrl-C too) the temporary file goes and path is as it
     was.  With own (how the tool's own files of this kind begin: a string, or a compiled
-    pattern matched at the start), a file there is replaced only if it is one of those, and
+    pattern matched at the start; or a function of the path that tells them), a file there is replaced only if it is one of those, and
     never through a symbolic link: anything else is the user's and is refused, unless force (it
     keeps its permissions).  What is not a regular file (a folder, a pipe, a device) and a file
     or folder the user may not write are refused (writable)."""
@@ -264,7 +264,11 @@ def within(folder, name) -> Path:
 
 def _opens_with(path, own) -> bool:
     """Whether the file at path begins as the tool's files of this kind do (own: a string, or a
-    compiled pattern matched at the start of its first 4 KiB); the same text further in is no sign."""
+    compiled pattern matched at the start of its first 4 KiB); the same text further in is no sign.
+    own may instead be a function of the path that decides from the whole file (a reference file:
+    references.written_by_jitterbench)."""
+    if callable(own):
+        return bool(own(path))
     try:
         with open(path, "rb") as f:
             head = f.read(4096).decode(errors="replace")

@@ -709,7 +709,7 @@ def build(report_paths, system, measured_by, false_alarm_rate=bounds.FALSE_ALARM
         "source": "measured",
         "measured_by": measured_by,
         "date": max(facts["dates"]),
-        "method": (f"`jitterbench reference`: per variable the median of k repeats; the worse side bounded at the "
+        "method": (f"{MADE_BY}: per variable the median of k repeats; the worse side bounded at the "
                    f"median times the minimum detectable slowdown, each repeat a case's median over its launches "
                    f"(fingerprint: launches), a one-sided prediction bound for one new run "
                    f"on the log scale at the suite's false-alarm rate {per_attempt:.3g} an attempt split over "
@@ -947,12 +947,39 @@ def lint(path, system=None) -> list:
 
 
 HEAD = "# References for system '"
-# how every file dump writes begins, its first line whole (files.write_text's own): a file that merely
-# holds the words further in is the user's
+# how every file dump writes begins, its first line whole: a file that merely holds the words
+# further in is the user's
 OWN = re.compile(re.escape(HEAD) + r"[^'\n]*'\.\n")
+# and how it ends: the checksum of everything above this line, so that a file is known for the
+# tool's by its whole content, not by a header line anyone may begin their notes with (issue 61)
+CHECKSUM = re.compile(r"# jitterbench sha256:([0-9a-f]{64})\n\Z")
+MADE_BY = "`jitterbench reference`"  # how the provenance's method of every file build makes begins
 
 
 def dump(doc) -> str:
-    head = (f"{HEAD}{doc['provenance']['system']}'.\n"
-            "# Read by ReFrame through $ref; format in jitterbench/references.py.\n")
-    return head + yaml.safe_dump(doc, sort_keys=False, default_flow_style=None, width=120)
+    text = (f"{HEAD}{doc['provenance']['system']}'.\n"
+            "# Read by ReFrame through $ref; format in jitterbench/references.py.\n"
+            + yaml.safe_dump(doc, sort_keys=False, default_flow_style=None, width=120))
+    return text + f"# jitterbench sha256:{hashlib.sha256(text.encode()).hexdigest()}\n"
+
+
+def written_by_jitterbench(path) -> bool:
+    """Whether the file at path is, whole, one `jitterbench reference` wrote (files.write_text's own):
+    it ends with the checksum of all above it; or, from a version before the checksum line, it has
+    none, begins with the header line and is a reference file whose provenance says the command made
+    it.  A file edited since it was written is the user's: replaced only with --force."""
+    try:
+        text = read_text(path, ReferenceFileError)
+    except ReferenceFileError:
+        return False
+    body, sep, last = text[:-1].rpartition("\n")
+    found = CHECKSUM.match(last + "\n") if sep and text.endswith("\n") else None
+    if found:
+        return hashlib.sha256((body + "\n").encode()).hexdigest() == found.group(1)
+    if "# jitterbench sha256:" in text or not OWN.match(text):  # a checksum line moved or mangled: edited
+        return False
+    try:
+        method = loads(text, path)["provenance"]["method"]
+    except ReferenceFileError:
+        return False
+    return isinstance(method, str) and method.startswith(MADE_BY)

@@ -92,3 +92,31 @@ def test_1_a_report_the_tool_wrote_is_still_replaced(tmp_path, capsys):
     # each file's line holds its checksum: what a later run proves it wrote
     lines = (tmp_path / "rep" / files.MARKER).read_text().splitlines()
     assert lines[0].startswith("jitterbench ") and any(line.startswith("sha256:") for line in lines[1:])
+
+
+# ---- 2: reference -o replaces only a whole file the tool wrote ----------------------------------
+
+@pytest.mark.unit
+def test_2_a_user_s_file_that_begins_with_the_header_line_is_not_replaced(tmp_path, capsys):
+    notes = tmp_path / "x.yaml"
+    notes.write_text(f"{references.HEAD}x'.\nmy own notes on the machine\n")
+    assert cli.main(["reference", *reports(tmp_path), "-o", str(notes)]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "not a file jitterbench wrote" in err and "--force" in err
+    assert notes.read_text().endswith("my own notes on the machine\n")
+
+
+@pytest.mark.unit
+def test_2_a_reference_file_edited_by_hand_is_not_replaced_but_one_as_written_is(tmp_path, capsys):
+    made, ref = reports(tmp_path), tmp_path / "local.yaml"
+    assert cli.main(["reference", *made, "-o", str(ref)]) == 0
+    assert cli.main(["reference", *made, "-o", str(ref)]) == 0  # its own, as it wrote it
+    edited = ref.read_text().replace("provenance:", "# my bound, set by hand\nprovenance:", 1)
+    ref.write_text(edited)
+    capsys.readouterr()
+    assert cli.main(["reference", *made, "-o", str(ref)]) == 2
+    assert "not a file jitterbench wrote" in capsys.readouterr().err and ref.read_text() == edited
+    # a file of an earlier jitterbench (no checksum line) whose provenance says the tool made it: replaced
+    shipped = tmp_path / "old.yaml"
+    shipped.write_text((REPO / "reference_data" / "local.yaml").read_text())
+    assert cli.main(["reference", *made, "-o", str(shipped)]) == 0

@@ -254,7 +254,9 @@ def test_a_folder_changed_between_the_check_and_the_swap_is_never_removed(tmp_pa
 
 
 # how the files the tool writes begin: only such a file is replaced without --force
-OWN = {"ref.yaml": "# References for system 'local'.\nold: contents\n",
+_OLD_REFERENCE = "# References for system 'local'.\nold: contents\n"
+# a file the tool wrote: a reference file ends with the checksum of all above it (issue 61)
+OWN = {"ref.yaml": f"{_OLD_REFERENCE}# jitterbench sha256:{hashlib.sha256(_OLD_REFERENCE.encode()).hexdigest()}\n",
        "sim.json": '{\n "written_by": "jitterbench simulate alltoall",\n "old": 1\n}\n'}
 
 
