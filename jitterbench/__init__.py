@@ -1,5 +1,11 @@
 """jitterbench: interconnect benchmarks that report what bulk-synchronous codes feel."""
 
-from importlib.metadata import version
 
-__version__ = version("jitterbench")  # pyproject.toml takes it from the repository's VERSION file
+def __getattr__(name):
+    """__version__, read when asked: importing the package loads nothing, so that the command's entry
+    point (jitterbench/entry.py) installs its signal handler first (a SIGTERM while importlib.metadata
+    loaded was Python's default death)."""
+    if name == "__version__":
+        from importlib.metadata import version  # noqa: PLC0415
+        return version("jitterbench")  # pyproject.toml takes it from the repository's VERSION file
+    raise AttributeError(f"module 'jitterbench' has no attribute {name!r}")

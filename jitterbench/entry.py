@@ -7,6 +7,7 @@ from . import signals
 
 
 def main() -> int:
+    """The command's status; an interrupted command ends the process here (signals.end)."""
     signals.install()  # first: the one path of SIGINT, SIGTERM and SIGHUP (jitterbench/signals.py)
     status = None
     try:
@@ -15,6 +16,19 @@ def main() -> int:
         # inside the try: a signal that came as the command ended is raised on entering quiet (Python
         # acts on it at the next call), and outside it would end the process by SIGINT with no line
         signals.quiet()
-        return status
     except KeyboardInterrupt:  # while the modules loaded, or as the command ended (130: its line said)
-        return 130 if status == 130 else signals.interrupted()
+        status = 130 if status == 130 else signals.interrupted()
+    except Exception:
+        # a signal inside a module's import comes out in the module's words (NumPy's import turns the
+        # KeyboardInterrupt into "ImportError: numpy._core.multiarray failed to import"): where a
+        # signal came, any error is the interrupt; else it is the code's own, and raised
+        if not signals.received():
+            raise
+        status = 130 if status == 130 else signals.interrupted()
+    if status != 130 and signals.received():
+        # the signal's KeyboardInterrupt swallowed on the way (a library's `except ImportError` around an
+        # optional import) and the command went on: it was still asked to stop
+        status = signals.interrupted()
+    if status == 130:
+        signals.end(status)
+    return status

@@ -15,6 +15,7 @@ command's modules load.
 from __future__ import annotations
 
 import contextlib
+import os
 import signal
 import sys
 import threading
@@ -50,13 +51,22 @@ def _on_alarm(signum, frame):
         _on_signal(signum, frame)
 
 
+def _excepthook(kind, value, tb, _default=sys.excepthook):
+    if issubclass(kind, KeyboardInterrupt) and _received[0]:  # the command says it in its one line
+        return
+    _default(kind, value, tb)
+
+
 def install() -> None:
-    """The handler for SIGINT, SIGTERM and SIGHUP, and the hook that redelivers a signal a callback
-    swallowed (by SIGALRM: nothing else of the command sets an alarm)."""
+    """The handler for SIGINT, SIGTERM and SIGHUP, the hook that redelivers a signal a callback
+    swallowed (by SIGALRM: nothing else of the command sets an alarm), and the hook that keeps a C
+    extension from printing the signal's traceback: NumPy's import_array() prints the error that
+    stopped NumPy's import (PyErr_Print, which calls sys.excepthook) before raising its ImportError."""
     for signum in SIGNALS:
         signal.signal(signum, _on_signal)
     signal.signal(signal.SIGALRM, _on_alarm)
     sys.unraisablehook = _unraisable
+    sys.excepthook = _excepthook
     _installed[0] = True
 
 
@@ -90,6 +100,20 @@ def interrupted() -> int:
     quiet()
     print("jitterbench: interrupted", file=sys.stderr)
     return 130
+
+
+def end(status: int):
+    """The interrupted command's process ends here with status, its output flushed, without Python's
+    own ending: a KeyboardInterrupt that once left code run by exec() (dataclasses make each __init__
+    so) is noted by Python as unhandled for good, even once caught, and `python -m` then ended the
+    process by SIGINT after the one line; and a module whose import the signal cut short is not
+    finalised half-made."""
+    for stream in (sys.stdout, sys.stderr):
+        try:
+            stream.flush()
+        except (OSError, ValueError):  # a reader gone, a stream closed: nothing more to say
+            pass
+    os._exit(status)
 
 
 @contextlib.contextmanager

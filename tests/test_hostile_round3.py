@@ -120,3 +120,70 @@ def test_2_a_reference_file_edited_by_hand_is_not_replaced_but_one_as_written_is
     shipped = tmp_path / "old.yaml"
     shipped.write_text((REPO / "reference_data" / "local.yaml").read_text())
     assert cli.main(["reference", *made, "-o", str(shipped)]) == 0
+
+
+# ---- 3: a signal while the modules load --------------------------------------------------------
+
+SIGNAL_IN_AN_IMPORT = """
+import os, signal, sys
+
+class Stopped:  # numpy's import, which a KeyboardInterrupt inside it turns into an ImportError
+    def find_spec(self, name, path=None, target=None):
+        if name == "jitterbench.cli":
+            try:
+                os.kill(os.getpid(), signal.SIGTERM)
+                for _ in range(10**6):
+                    pass
+            except KeyboardInterrupt:
+                raise ImportError("numpy._core.multiarray failed to import") from None
+        return None
+
+sys.meta_path.insert(0, Stopped())
+from jitterbench import entry
+sys.exit(entry.main())
+"""
+
+
+@pytest.mark.unit
+def test_3_a_signal_that_a_module_s_import_turns_into_an_import_error_is_one_line():
+    proc = subprocess.run([sys.executable, "-c", SIGNAL_IN_AN_IMPORT], cwd=REPO, capture_output=True, text=True,
+                          timeout=GUARD_S)
+    assert (proc.returncode, proc.stdout, proc.stderr) == (130, "", "jitterbench: interrupted\n")
+
+
+# a signal whose KeyboardInterrupt leaves code run by exec() (dataclasses make each __init__ so): Python
+# notes it as unhandled for good, and `python -m` then ended by SIGINT after the one line (5 of 30
+# random SIGTERMs 0.3-0.45 s into `python -m jitterbench reference`)
+SIGNAL_IN_EXEC = """
+import os, signal, sys
+
+class Stopped:
+    def find_spec(self, name, path=None, target=None):
+        if name == "jitterbench.cli":
+            exec("os.kill(os.getpid(), signal.SIGTERM)\\nfor _ in range(10**6):\\n    pass")
+        return None
+
+sys.meta_path.insert(0, Stopped())
+"""
+
+
+@pytest.mark.unit
+def test_3_a_signal_that_leaves_an_exec_during_the_imports_is_one_line_under_python_m(tmp_path):
+    (tmp_path / "sitecustomize.py").write_text(SIGNAL_IN_EXEC)
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(tmp_path), str(REPO)])}
+    proc = subprocess.run([*JITTERBENCH, "table", "x.json"], cwd=tmp_path, env=env, capture_output=True, text=True,
+                          timeout=GUARD_S)
+    assert (proc.returncode, proc.stdout, proc.stderr) == (130, "", "jitterbench: interrupted\n")
+
+
+@pytest.mark.unit
+def test_3_the_package_loads_nothing_before_the_entry_point_s_handler():
+    """The entry point's first line installs the handler; the package it lives in loads nothing
+    first (importlib.metadata took a window of its own, in which a signal was Python's default)."""
+    probe = ("import sys; before = set(sys.modules); import jitterbench, jitterbench.entry; "
+             "print(sorted(m for m in set(sys.modules) - before if m.split('.')[0] not in ('jitterbench',)))")
+    proc = subprocess.run([sys.executable, "-c", probe], cwd=REPO, capture_output=True, text=True, timeout=GUARD_S)
+    loaded = eval(proc.stdout)  # noqa: S307  a list of module names this test printed
+    assert not [m for m in loaded if m.startswith(("importlib.metadata", "email", "zipfile"))], loaded
+    from jitterbench import __version__  # still there, read when asked
+    assert __version__ == (REPO / "VERSION").read_text().strip()
