@@ -31,9 +31,10 @@ class OutputError(ValueError):
 MAX_INPUT = 1 << 30  # bytes: the largest file a command reads (a run report of a full sweep is tens of MB)
 
 
-def read_text(path, error: type) -> str:
-    """The file's text, or error("<path>: ...") as one line: a pipe, device or folder is refused
-    without waiting on it (opened non-blocking, then checked), and so is a file above MAX_INPUT."""
+def open_input(path, error: type):
+    """The file at path opened for reading in binary, or error("<path>: ...") as one line: a pipe,
+    device or folder is refused without waiting on it (opened non-blocking, then checked), and so
+    is a file above MAX_INPUT.  For a reader that streams (simulate's samples); read_text reads whole."""
     path = Path(path)
     try:
         fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK)
@@ -44,7 +45,14 @@ def read_text(path, error: type) -> str:
         os.close(fd)
         raise error(f"{path}: not a regular file (a pipe, device or folder): give a file" if not stat.S_ISREG(
             st.st_mode) else f"{path}: {st.st_size / 2**30:.1f} GiB, above the {MAX_INPUT >> 30} GiB a command reads")
-    with os.fdopen(fd, "rb") as f:
+    return os.fdopen(fd, "rb")
+
+
+def read_text(path, error: type) -> str:
+    """The file's text, or error("<path>: ...") as one line: a pipe, device or folder is refused
+    without waiting on it (opened non-blocking, then checked), and so is a file above MAX_INPUT."""
+    path = Path(path)
+    with open_input(path, error) as f:
         try:
             data = f.read(MAX_INPUT + 1)
         except OSError as e:

@@ -187,3 +187,92 @@ def test_3_the_package_loads_nothing_before_the_entry_point_s_handler():
     assert not [m for m in loaded if m.startswith(("importlib.metadata", "email", "zipfile"))], loaded
     from jitterbench import __version__  # still there, read when asked
     assert __version__ == (REPO / "VERSION").read_text().strip()
+
+
+# ---- 6: simulate halo's cost ----------------------------------------------------------------------
+
+@pytest.mark.unit
+@pytest.mark.parametrize("sample,calls", [([10.0, 30.0], 100),             # few values: counted per task
+                                          (list(range(1, 200)), 4)])       # many: drawn per task
+def test_6_the_uncoupled_limit_keeps_no_array_of_its_tasks(sample, calls):
+    """At 10^8 tasks it held 830 MB (8 bytes a task): its memory is a chunk's, whatever N."""
+    import tracemalloc
+
+    import numpy as np
+
+    from jitterbench import simulate
+    tasks = 2_000_000  # an array of them: 16 MB
+    tracemalloc.start()
+    try:
+        largest, mean = simulate._halo_once(np.array(sample, float), tasks, calls, np.random.default_rng(1), False)
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert peak < 6 << 20, peak
+    assert min(sample) <= mean <= largest <= max(sample)
+
+
+@pytest.mark.unit
+@pytest.mark.parametrize("terminal", [True, False])
+def test_6_long_work_shows_its_progress_on_a_terminal_only(tmp_path, monkeypatch, capsys, terminal):
+    import io
+
+    from conftest import halo_document
+    from jitterbench.simulate import command
+    halo = tmp_path / "halo.json"
+    halo.write_text(json.dumps(halo_document()))
+    monkeypatch.setattr(command, "PROGRESS_AFTER_S", 0.0)  # this small one as if it took long
+
+    class Terminal(io.StringIO):
+        def isatty(self):
+            return terminal
+
+    err = Terminal()
+    monkeypatch.setattr(sys, "stderr", err)
+    assert cli.main(["simulate", "halo", str(halo), "--tasks", "4,100000"]) == 0
+    assert ("MAX uncoupled" in err.getvalue()) == terminal, err.getvalue()
+    assert "100000" in capsys.readouterr().out
+
+
+@pytest.mark.unit
+def test_6_the_docs_say_what_grows_with_the_tasks():
+    text = (REPO / "docs" / "cli.md").read_text()
+    assert "Neither grows in cost with N: the whole prediction" not in text
+    assert "grows as the task count" in text
+
+
+# ---- 7: simulate alltoall reads its samples as a stream ---------------------------------------------
+
+@pytest.mark.unit
+@pytest.mark.parametrize("garbage,line", [(b"x" * (64 << 20), 1),                      # no line break at all
+                                          (b"12.5\n# a comment\n\n" + b"\x00\xff" * (32 << 20), 4)])
+def test_7_a_garbage_samples_file_is_refused_at_its_first_bad_line_without_reading_it_whole(tmp_path, garbage, line):
+    import tracemalloc
+
+    from jitterbench import simulate
+    samples = tmp_path / "samples.txt"
+    samples.write_bytes(garbage)
+    tracemalloc.start()
+    try:
+        with pytest.raises(simulate.SimulationInputError, match=f"samples.txt: line {line}: ") as e:
+            simulate.load_samples(samples)
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert peak < 8 << 20, peak  # the file is 64 MB
+    said = str(e.value).split("samples.txt: ", 1)[1]
+    assert "\n" not in said and len(said) < 250, said
+
+
+@pytest.mark.unit
+def test_7_a_samples_file_read_as_a_stream_gives_what_it_gave(tmp_path):
+    from jitterbench import simulate
+    samples = tmp_path / "samples.txt"
+    samples.write_text("# exchange times\n" + "\n".join(f"{10 + i % 7}" for i in range(300_000)) + "\n\n 3.5 \n4")
+    got = simulate.load_samples(samples)
+    assert got.size == 300_002 and got[0] == 10 and got[-2:].tolist() == [3.5, 4.0]
+    samples.write_text("1\n2\nnan\n")
+    with pytest.raises(simulate.SimulationInputError, match="line 3: 'nan' is not a finite time"):
+        simulate.load_samples(samples)
+
+

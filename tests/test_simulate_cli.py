@@ -66,7 +66,8 @@ def test_bad_simulation_input_is_one_line(tmp_path, capsys):
 @pytest.mark.parametrize("argv, says", [
     (["alltoall", "{samples}", "--trials", "1000000000000", "--procs", "64"], "GiB, over the budget of"),
     (["alltoall", "{samples}", "--trials", "1000", "--procs", "4096"], "s, over the budget of 5 s"),
-    (["halo", "{halo}", "--tasks", "1000000000000"], "GiB, over the budget of"),
+    # the halo's memory is a chunk of tasks, whatever their count (issue 61): 10^12 tasks is a matter of time
+    (["halo", "{halo}", "--tasks", "1000000000000"], "s, over the budget of 5 s"),
     (["halo", "{halo}", "--tasks", "100000,100000000"], "s, over the budget of 5 s"),
 ])
 def test_a_run_over_the_budget_is_refused_before_it_starts(tmp_path, monkeypatch, capsys, argv, says):

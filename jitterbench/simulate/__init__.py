@@ -12,6 +12,7 @@ All times are in microseconds.
 """
 from __future__ import annotations
 
+import array
 import math
 import mmap
 import os
@@ -21,7 +22,7 @@ from pathlib import Path
 
 import numpy as np
 
-from ..files import loads_json, parse_number, read_text
+from ..files import loads_json, open_input, parse_number, read_text
 
 # Floats per (P, chunk) state array. Trials run in chunks of CHUNK_ELEMENTS // P so memory stays
 # small at any P and the working set stays in cache. Fixed, because the chunking decides the order
@@ -465,7 +466,7 @@ def expected_max(values, n: float, probs=None) -> float:
     return float(np.sum(x[order] * (cdf ** n - below ** n)))
 
 
-def _halo_once(sample: np.ndarray, N: int, calls: int, rng, coupled: bool):
+def _halo_once(sample: np.ndarray, N: int, calls: int, rng, coupled: bool, progress=None):
     """(MAX, AVG) per call for N tasks whose per-call times are drawn from sample.
 
     Coupled: a barrier before each call makes every call wait for its slowest task, so MAX is the
@@ -477,8 +478,10 @@ def _halo_once(sample: np.ndarray, N: int, calls: int, rng, coupled: bool):
     not. Coupled: a call's maximum over N draws from a sample of CDF F has CDF F^N, so it is one
     draw by the inverse of F^N, and the AVG (the mean of all N x calls draws) is one multinomial
     draw of how many times each distinct value comes up. Uncoupled: each task's mean over its
-    calls, in chunks of tasks (memory O(N)): drawn directly, or, for a sample of few distinct
-    values, as one multinomial draw per task of how often each value comes up.
+    calls, in chunks of tasks: drawn directly, or, for a sample of few distinct values, as one
+    multinomial draw per task of how often each value comes up.  Its time grows as N (a draw per
+    task), its memory does not: each chunk's maximum and sum are kept, not a mean per task (8 bytes
+    a task held 800 MB at 10^8 tasks, issue 61).  progress(tasks) is told of each chunk done.
     """
     if coupled:
         values, counts = np.unique(sample, return_counts=True)
@@ -489,24 +492,24 @@ def _halo_once(sample: np.ndarray, N: int, calls: int, rng, coupled: bool):
         every = rng.multinomial(N * calls, counts / sample.size)
         return float(per_call_max.mean()), float(every @ values / (N * calls))
     values, counts = np.unique(sample, return_counts=True)
-    per_task = np.empty(N)
-    if 20 * values.size < calls:  # few distinct values (a histogram's): how often each comes up
-        step = max(1, CHUNK_ELEMENTS // values.size)
-        for lo in range(0, N, step):
-            rows = min(step, N - lo)
-            per_task[lo:lo + rows] = rng.multinomial(calls, counts / sample.size, size=rows) @ values / calls
-    else:
-        step = max(1, CHUNK_ELEMENTS // calls)
-        work = np.empty(step * calls, np.intp)
-        for lo in range(0, N, step):
-            rows = min(step, N - lo)
-            draws = _resample(sample, rng, rows * calls, work[:rows * calls])
-            per_task[lo:lo + rows] = draws.reshape(rows, calls).mean(axis=1)
-    return float(per_task.max()), float(per_task.mean())
+    few = 20 * values.size < calls  # few distinct values (a histogram's): how often each comes up
+    step = max(1, CHUNK_ELEMENTS // (values.size if few else calls))
+    work = None if few else np.empty(step * calls, np.intp)
+    largest, total = -math.inf, 0.0
+    for lo in range(0, N, step):
+        rows = min(step, N - lo)
+        if few:
+            per_task = rng.multinomial(calls, counts / sample.size, size=rows) @ values / calls
+        else:
+            per_task = _resample(sample, rng, rows * calls, work[:rows * calls]).reshape(rows, calls).mean(axis=1)
+        largest, total = max(largest, float(per_task.max())), total + float(per_task.sum())
+        if progress is not None:
+            progress(rows)
+    return largest, total / N
 
 
 def halo_prediction(per_task_samples_us, tasks_list, rng: np.random.Generator, trials: int,
-                    barrier_coupled: bool = True, n_boot: int = 20) -> dict:
+                    barrier_coupled: bool = True, n_boot: int = 20, progress=None) -> dict:
     """Predicts the halo benchmark's per-call MAX and AVG for each task count N in tasks_list.
 
     Each of `trials` simulated calls draws N per-task times from the measured sample. Returns
@@ -521,8 +524,8 @@ def halo_prediction(per_task_samples_us, tasks_list, rng: np.random.Generator, t
         raise ValueError(f"n_boot must be >= 2, not {n_boot!r}")
     out = {}
     for N in tasks_list:
-        mx, av = _halo_once(sample, N, trials, rng, barrier_coupled)
-        boot = [_halo_once(rng.choice(sample, sample.size), N, trials, rng, barrier_coupled)[0]
+        mx, av = _halo_once(sample, N, trials, rng, barrier_coupled, progress)
+        boot = [_halo_once(rng.choice(sample, sample.size), N, trials, rng, barrier_coupled, progress)[0]
                 for _ in range(n_boot)]
         out[N] = {"max_mean": mx, "avg_mean": av, "ratio": mx / av if av > 0 else math.nan,
                   "max_se": float(np.std(boot, ddof=1))}
@@ -652,6 +655,10 @@ def _check_sample(values, where: str) -> np.ndarray:
     return x
 
 
+SAMPLE_LINE = 4096  # characters: a line longer than this holds no one number (a value is tens)
+_READ = 1 << 20
+
+
 def load_samples(path, entry: int | None = None) -> np.ndarray:
     """Reads a sample of exchange times (us) from a file.
 
@@ -659,24 +666,54 @@ def load_samples(path, entry: int | None = None) -> np.ndarray:
     document of jb-alltoall, whose results entries may hold a list "samples_us". A document with
     several such entries needs `entry` (an index into results): their samples are usually for
     different message sizes, and pooling them would describe no real exchange.
+
+    Text is read as a stream, a chunk at a time, and refused at its first bad line: a garbage file
+    of 300 MB held 2.7 GB before its line 1 was named (issue 61), and one of 1,000 MB ran out of
+    memory first.  What it holds beyond the bad line is never read.
     """
     path = Path(path)
-    text = read_text(path, SimulationInputError)
-    if text.lstrip().startswith("{"):
-        return _json_samples(path, text, entry)
-    values = []
-    for lineno, line in enumerate(text.splitlines(), 1):
-        s = line.strip()
-        if not s or s.startswith("#"):
-            continue
+    with open_input(path, SimulationInputError) as f:
         try:
-            v = float(s)
-        except ValueError:
-            raise SimulationInputError(f"{path}: line {lineno}: not a number: {s[:40]!r}") from None
-        if not (math.isfinite(v) and v >= 0):
-            raise SimulationInputError(f"{path}: line {lineno}: {s[:40]!r} is not a finite time >= 0")
-        values.append(v)
-    return _check_sample(values, str(path))
+            first = f.read(_READ)
+        except OSError as e:
+            raise SimulationInputError(f"{path}: cannot read: {e.strerror}") from None
+        if first.lstrip().startswith(b"{"):  # a jb-alltoall document: JSON is read whole
+            return _json_samples(path, read_text(path, SimulationInputError), entry)
+        values = array.array("d")
+        lineno, pending, chunk = 0, b"", first
+        while chunk:
+            *lines, pending = (pending + chunk).split(b"\n")  # pending: the line the next chunk goes on with
+            for line in lines:
+                lineno += 1
+                _sample_line(path, lineno, line, values)
+            if len(pending) > SAMPLE_LINE:  # no number is that long, and a comment need not be
+                raise SimulationInputError(f"{path}: line {lineno + 1}: longer than {SAMPLE_LINE} characters, "
+                                           f"not a number: {pending[:40].decode(errors='replace')!r}")
+            try:
+                chunk = f.read(_READ)
+            except OSError as e:
+                raise SimulationInputError(f"{path}: cannot read: {e.strerror}") from None
+        if pending:
+            _sample_line(path, lineno + 1, pending, values)
+    return _check_sample(np.frombuffer(values, dtype=float) if values else [], str(path))
+
+
+def _sample_line(path, lineno: int, raw: bytes, values) -> None:
+    """One line of a samples file: appended to values, skipped (blank, a # comment), or refused."""
+    try:
+        s = raw.decode().strip()
+    except UnicodeDecodeError:
+        raise SimulationInputError(f"{path}: line {lineno}: not a number: "
+                                   f"{raw[:40].decode(errors='replace')!r}") from None
+    if not s or s.startswith("#"):
+        return
+    try:
+        v = float(s)
+    except ValueError:
+        raise SimulationInputError(f"{path}: line {lineno}: not a number: {s[:40]!r}") from None
+    if not (math.isfinite(v) and v >= 0):
+        raise SimulationInputError(f"{path}: line {lineno}: {s[:40]!r} is not a finite time >= 0")
+    values.append(v)
 
 
 def _json_samples(path: Path, text: str, entry: int | None) -> np.ndarray:
@@ -699,13 +736,16 @@ def _json_samples(path: Path, text: str, entry: int | None) -> np.ndarray:
     return _check_sample(values, f"{path}: results[{entry}].samples_us")
 
 
-def alltoall_results(sample, procs, trials: int, seed: int, size: int, interrupts=None) -> list[dict]:
+def alltoall_results(sample, procs, trials: int, seed: int, size: int, interrupts=None, progress=None) -> list[dict]:
     """The SP2 study's resampling simulator: trials all-to-alls on each P of procs, one random
-    stream of seed through them all; an entry per P."""
+    stream of seed through them all; an entry per P.  progress(exchanges) is told of each P done
+    (P x P x trials exchanges)."""
     rng = np.random.default_rng(seed)
     entries = []
     for P in procs:
         r = simulate_alltoall(sample, P, trials, rng, interrupts)
+        if progress is not None:
+            progress(P * P * trials)
         total, idle0 = r["total_us"], r["idle_us"][:, 0]
         thr = throughput_mb_s(total, P, size)
         entries.append({"P": P, "total_mean_us": float(total.mean()), "total_p50_us": float(np.percentile(total, 50)),

@@ -6,10 +6,12 @@ the papers' checks too (reframe_checks/papers.py), which call them in ReFrame's 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import os
 import re
 import resource
+import sys
 
 import numpy as np
 
@@ -173,6 +175,22 @@ def check_budget(what: str, memory_bytes: float, seconds: float, fewer: str) -> 
                                    f"(JB_SIMULATE_BUDGET_S): {fewer}")
 
 
+PROGRESS_AFTER_S = 3.0  # work estimated longer than this shows its progress on a terminal
+
+
+@contextlib.contextmanager
+def progress(seconds: float, total: int, what: str, unit: str):
+    """A function to tell of work done (units of total), which draws a progress bar on standard
+    error where that is a terminal and the work is estimated at over PROGRESS_AFTER_S; else it does
+    nothing (a log or a pipe gets no bar: one line stays one line)."""
+    if seconds <= PROGRESS_AFTER_S or not sys.stderr.isatty():
+        yield None
+        return
+    from tqdm import tqdm  # noqa: PLC0415
+    with tqdm(total=total, desc=what, unit=unit, unit_scale=True, file=sys.stderr, leave=False) as bar:
+        yield bar.update
+
+
 WRITTEN_BY = "jitterbench simulate"  # the first field of every --json document: what replaces only its own
 # how every --json document begins: what --json replaces, not a file that merely holds the words further in
 JSON_HEAD = re.compile(r'\{\n "written_by": "' + re.escape(WRITTEN_BY) + ' ')
@@ -207,15 +225,18 @@ def alltoall(args) -> dict:
     interrupts = simulate.load_interrupt_trace(args.interrupt_trace) if args.interrupt_trace else args.interrupts
     # each P keeps every processor's finish and idle time of every trial (16 bytes) and its schedule
     # (8 bytes a processor a round), and replays P exchanges in each of about P rounds of every trial
+    exchanges = sum(P * P * args.trials for P in args.procs)
+    seconds = float(exchanges) * NS_PER_EXCHANGE * 1e-9 / simulate.WORKERS
     check_budget(f"{args.trials} all-to-alls on up to {max(args.procs)} processors",
-                 16.0 * max(args.procs) * args.trials + 8.0 * max(args.procs) ** 2,
-                 sum(float(P) * P * args.trials for P in args.procs) * NS_PER_EXCHANGE * 1e-9 / simulate.WORKERS,
+                 16.0 * max(args.procs) * args.trials + 8.0 * max(args.procs) ** 2, seconds,
                  "fewer --trials or smaller --procs")
     out = {"samples": str(args.samples), "sample_size": int(sample.size), "sample_mean_us": float(sample.mean()),
            "sample_sd_us": float(sample.std(ddof=1)) if sample.size > 1 else 0.0, "trials": args.trials,
            "seed": args.seed, "message_bytes": args.size,
-           "interrupts": vars(args.interrupts) if args.interrupts else args.interrupt_trace,
-           "procs": simulate.alltoall_results(sample, args.procs, args.trials, args.seed, args.size, interrupts)}
+           "interrupts": vars(args.interrupts) if args.interrupts else args.interrupt_trace}
+    with progress(seconds, exchanges, "all-to-alls", "exchange") as done:
+        out["procs"] = simulate.alltoall_results(sample, args.procs, args.trials, args.seed, args.size, interrupts,
+                                                 progress=done)
     rows = [(str(e["P"]), f"{e['total_mean_us']:.1f}", f"{e['total_p99_us']:.1f}", f"{e['throughput_mean_mb_s']:.3f}",
              f"{e['idle_mean_us']:.1f}", f"{e['idle0_zero_fraction']:.3f}", f"{e['idle0_p99_us']:.1f}")
             for e in out["procs"]]
@@ -258,10 +279,9 @@ def halo(args) -> dict:
     # upward only: below N0 a task no longer waits for as many neighbours, so AVG changes too
     tasks = sorted({n for n in args.tasks if n >= measured_tasks} | {measured_tasks})
     # the uncoupled limit draws every task's time in every call, once and in each bootstrap
-    # repeat, and keeps a mean per task
-    check_budget(f"the halo at {max(tasks)} tasks", 16.0 * max(tasks),
-                 sum(float(N) for N in tasks) * r["calls"] * (1 + HALO_BOOTSTRAP) * NS_PER_DRAW * 1e-9,
-                 "smaller --tasks")
+    # repeat: its time grows as the tasks, its memory (a chunk of tasks at a time) does not
+    seconds = sum(float(N) for N in tasks) * r["calls"] * (1 + HALO_BOOTSTRAP) * NS_PER_DRAW * 1e-9
+    check_budget(f"the halo at {max(tasks)} tasks", 16.0 * simulate.CHUNK_ELEMENTS, seconds, "smaller --tasks")
     rng = np.random.default_rng(args.seed)
     pred = simulate.halo_extrapolation(r["series"]["max_us"], measured_tasks, tasks, rng)
     # Without the barrier's coupling tasks drift apart, delays average out within each task,
@@ -269,7 +289,9 @@ def halo(args) -> dict:
     # merged histogram (bin middles), which also counts a task's waits for a delayed
     # neighbour: from a run of more than one task this limit is an overestimate.
     per_task = simulate.per_task_times(bins)
-    uncoupled = simulate.halo_prediction(per_task, tasks, rng, r["calls"], barrier_coupled=False, n_boot=HALO_BOOTSTRAP)
+    with progress(seconds, sum(tasks) * (1 + HALO_BOOTSTRAP), "MAX uncoupled", "task") as done:
+        uncoupled = simulate.halo_prediction(per_task, tasks, rng, r["calls"], barrier_coupled=False,
+                                             n_boot=HALO_BOOTSTRAP, progress=done)
     # every task also replays a noise trace (jb-noise --trace) from its own offset
     trace = simulate.load_interrupt_trace(args.interrupt_trace) if args.interrupt_trace else None
     noisy = simulate.halo_trace_prediction(series, measured_tasks, tasks, trace, rng) if trace else {}
