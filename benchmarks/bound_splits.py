@@ -128,7 +128,15 @@ def judged(doc, cases, slow=None):
                 hit[0] |= past(value, ref)
                 if var == slow[2]:
                     hit[1] = past(value, ref)
-    return failed, slowed, unjudged
+    # node first over the run (references.node_first): no failure on a node some case found moved is judged
+    moved = {node for case in cases if (case["display_name"], case["environ"]) in unjudged
+             for node in str(case.get("node_list") or "").split(",")} - {""}
+    held_back = {(case["display_name"], case["environ"]) for case in cases
+                 if moved & set(str(case.get("node_list") or "").split(","))}
+    slowed = {key: hit for key, hit in slowed.items()
+              if not any((c["display_name"], c["environ"]) in held_back for c in cases
+                         if c["display_name"].split()[0] == key[0] and c["environ"] == key[1])}
+    return failed - held_back, slowed, unjudged | (failed & held_back)
 
 
 def verdicts(doc, runs, slows, confirm):

@@ -193,21 +193,23 @@ def node(args):
         for k in range(1, args.runs + 1):
             started = time.monotonic()
             cases, _ = quick_run(args.out / f"run-{k}", preexec_fn=lambda: (group / "tasks").write_text(str(os.getpid())))
-            ratios, named, nodes = [], 0, set()
+            ratios, named, held, nodes = [], 0, 0, set()
             for c in cases:
                 pv = (c.get("perfvalues") or {}).get("local:default:node_probe_us")
                 if pv and pv[0] and pv[1]:
                     ratios.append(pv[0] / pv[1])
-                finding = json.loads(c.get("node_finding") or "{}").get("past", {})
-                if references.outcome(c) == references.INCONCLUSIVE and "node_probe_us" in finding:
+                finding = json.loads(c.get("node_finding") or "{}")
+                if references.outcome(c) == references.INCONCLUSIVE and "node_probe_us" in finding.get("past", {}):
                     named += 1
-                    nodes.add(finding["node_probe_us"]["node"])
+                    nodes.add(finding["past"]["node_probe_us"]["node"])
+                held += references.outcome(c) == references.INCONCLUSIVE and bool(finding.get("moved"))
             failed = [c for c in cases if references.outcome(c) == "fail"]
             named_runs += bool(named) and not failed
             blamed_runs += bool(failed)
             spread = (f"{min(ratios):.2f}/{statistics.median(ratios):.2f}/{max(ratios):.2f}" if ratios else "-")
             print(f"run {k:2d}: {len(cases)} cases, node finding naming the compute probe in {named} "
-                  f"(node {', '.join(sorted(nodes)) or '-'}), {len(failed)} failed "
+                  f"(node {', '.join(sorted(nodes)) or '-'}), {held} failed on it held back (node first over the run), "
+                  f"{len(failed)} failed "
                   f"({', '.join(c['display_name'].split()[0] + ' ' + c['environ'] for c in failed) or 'none'}); "
                   f"probe against its reference min/median/max over the cases {spread} "
                   f"({time.monotonic() - started:.0f} s)", flush=True)

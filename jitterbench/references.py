@@ -389,9 +389,45 @@ def last_attempts(report):
     for (name, *where), c in last.items():
         cases.setdefault((case_name(name), *where), []).append(c)
     first = {"fail": 0, INCONCLUSIVE: 1}
-    return [{**min(rounds, key=lambda c: (first.get(outcome(c), 2), not holds_the_figure(c))), "display_name": name,
-             "round_outputdirs": [c.get("outputdir") for c in sorted(rounds, key=_round_of)]}
-            for (name, *_), rounds in cases.items()]
+    return node_first([{**min(rounds, key=lambda c: (first.get(outcome(c), 2), not holds_the_figure(c))),
+                        "display_name": name, "round_outputdirs": [c.get("outputdir") for c in sorted(rounds, key=_round_of)]}
+                       for (name, *_), rounds in cases.items()])
+
+
+def _finding(case) -> dict:
+    try:
+        finding = json.loads(case.get("node_finding") or "{}")
+    except (TypeError, ValueError):
+        return {}
+    return finding if isinstance(finding, dict) else {}
+
+
+def moved_nodes(cases) -> set:
+    """The nodes a run's node findings name (harness.checks: a case past its node bounds, inconclusive)."""
+    return {f.get("node") for c in cases if outcome(c) == INCONCLUSIVE
+            for f in (_finding(c).get("past") or {}).values() if isinstance(f, dict)} - {None, "?"}
+
+
+def node_first(cases) -> list:
+    """Node first over a whole run (docs/references.md, "Node first"): a node is one thing, so where
+    some case of the run found its node past the node bounds, no failure of a case that ran on that
+    node is the network's: such a case is inconclusive, naming the node, as the cases that found it
+    are.  Each check judges its own node figures against its own case's bounds, the wider of the
+    partition's pool and its own, and a case whose probe moves with its own runs (Intel MPI's
+    all-to-all under a CPU quota: probe 1.30x against its own 1.30x, its exchange 4.5x) is judged
+    and failed while twenty others of the run name the node.  A clean run finds its node at the
+    node figures' stated rate, and only a failure in such a run is held back: never a pass."""
+    moved = moved_nodes(cases)
+    out = []
+    for c in cases:
+        on = sorted(moved & set(str(c.get("node_list") or "").split(",")))
+        if c["result"] == "fail" and outcome(c) != INCONCLUSIVE and on:
+            finding = {"past": {}, "within": {}, **_finding(c), "moved": on}
+            c = {**c, "node_finding": json.dumps(finding),
+                 "fail_reason": f"{INCONCLUSIVE}: node first: {', '.join(on)} moved in this run (other cases found it "
+                                f"past their node bounds): this case's failure is not judged ({c.get('fail_reason')})"}
+        out.append(c)
+    return out
 
 
 # how ReFrame's run report begins (its json.dump, indented): the one file add_attempts replaces
@@ -766,6 +802,17 @@ def build(report_paths, system, measured_by, false_alarm_rate=bounds.FALSE_ALARM
                                   "detectable_slowdown": None if mds is None else _significant(mds, 4), "reason": why}
                                  for check, key, var, mds, why in sorted(not_assertable, key=repr)]
     return doc
+
+
+def central_bounded(doc) -> dict:
+    """{environment: the share of its central figures (times, not sizes or the node's) that a
+    reference file's rule bounded within its largest detectable slowdown}, over its partitions."""
+    counts = {}
+    for pool in doc["provenance"]["pools"]:
+        if pool["variables"].startswith("time") and pool["asserted"]:
+            bounded, asserted = counts.get(pool["environ"], (0, 0))
+            counts[pool["environ"]] = (bounded + pool["bounded"], asserted + pool["asserted"])
+    return {environ: bounded / asserted for environ, (bounded, asserted) in counts.items()}
 
 
 def run_factors(report_paths, samples, origins, asserted) -> list:

@@ -203,7 +203,8 @@ def node_findings(cases) -> list:
             per_node[f["node"]][name].append(f)
     lines = []
     for node, figures in sorted(per_node.items()):
-        cases_here = sum(any(f["node"] == node for f in finding["past"].values()) for finding in found.values())
+        cases_here = sum(node in finding.get("moved", ()) or any(f["node"] == node for f in finding["past"].values())
+                         for finding in found.values())  # those past their bounds, and the others on it held back
         said = "; ".join(
             f"{fingerprint.NODE_FIGURES[name][2].format(ratio=statistics.median(f['ratio'] for f in fs))} than in the "
             f"references' runs ({name}, the median over {len(fs)} case(s); bound {statistics.median(f['bound'] for f in fs):.3g}x)"

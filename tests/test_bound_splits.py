@@ -65,6 +65,16 @@ def test_a_case_whose_node_is_past_its_bound_is_not_judged(tmp_path):
         case["perfvalues"]["local:default:node_probe_us"][0] = 2005.0
     failed, _, unjudged = bound_splits.judged(doc, held_out)
     assert failed == {(c["display_name"], "openmpi") for c in held_out} and not unjudged  # both 100x their median
+    # node first over the run: one case past its node bound holds back the failure of the other on its node
+    sendrecv, isend = sorted(held_out, key=lambda c: c["pattern"] != "sendrecv")
+    sendrecv["perfvalues"]["local:default:node_probe_us"][0] = 1e6
+    for node_list, expected in (("vm", (set(), {key(sendrecv), key(isend)})), ("n2", ({key(isend)}, {key(sendrecv)}))):
+        sendrecv["node_list"], isend["node_list"] = "vm", node_list
+        assert bound_splits.judged(doc, held_out)[::2] == expected
+
+
+def key(case):
+    return case["display_name"], case["environ"]
 
 
 def test_confirm_fails_a_run_only_where_the_next_run_fails_the_same_case(tmp_path):

@@ -129,3 +129,32 @@ def test_a_node_finding_comes_first_and_its_cases_are_inconclusive(tmp_path, cap
         ["inconclusive", "0/1", "(node", "first:", "not", "judged)"]] * 3
     assert rows[("PingPongCheck", "openmpi")][2] == "pass"
     assert not any("disturbed" in line for line in lines)  # the node's cases are not said to be disturbed
+
+
+def test_a_failure_on_a_node_another_case_found_moved_is_inconclusive_not_the_networks(tmp_path, capsys):
+    """Node first over the run: one case found node vm past its node bounds; another case on vm
+    failed its network figures with its node figures within its own, wider, bounds (a probe that
+    moves with its own runs): it is inconclusive, the node's line counts it, and nothing FAILs.
+    A failure on a node no case found moved (n2) is judged: FAIL."""
+    found = halo_case("openmpi", "fail", 30.0, 20.0, upper=None)
+    found.update(node_list="vm", fail_reason="performance error: inconclusive: node first: vm computes ...",
+                 node_finding=json.dumps({"past": {"node_probe_us": {"node": "vm", "value": 2400.0, "reference": 1742.0,
+                                                                     "ratio": 2400 / 1742, "bound": 1.16}},
+                                          "within": {}}))
+    held_back = halo_case("intelmpi", "fail", 45.0, 20.0, placement="bunched")
+    held_back.update(node_list="vm", fail_reason="performance error: max_isend-recv_4096 past its bound",
+                     node_finding=json.dumps({"past": {}, "within": {"node_probe_us": {
+                         "node": "vm", "value": 2260.0, "reference": 1742.0, "ratio": 1.30, "bound": 1.30}}}))
+    path = write(tmp_path, [found, held_back])
+    assert cli.main(["table", str(path)]) == 3
+    lines = capsys.readouterr().out.splitlines()
+    assert lines[0].startswith("Node first: vm computes 1.38x slower") and "2 case(s) on it not judged" in lines[0]
+    rows = {(line.split()[0], line.split()[1]): line.split() for line in lines[2:]}
+    assert rows[("HaloCheck", "intelmpi")][2] == "inconclusive"
+    assert not any("disturbed" in line or "FAIL" in line for line in lines)
+
+    elsewhere = dict(held_back, node_list="n2,n3")
+    path = write(tmp_path, [found, elsewhere])
+    assert cli.main(["table", str(path)]) == 0  # a FAIL: the job's status is ReFrame's
+    rows = {(line.split()[0], line.split()[1]): line.split() for line in capsys.readouterr().out.splitlines()[2:]}
+    assert rows[("HaloCheck", "intelmpi")][2] == "FAIL"
