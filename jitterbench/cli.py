@@ -78,6 +78,14 @@ def _finite(text):
     return float(value)
 
 
+def _share(text):
+    """An argparse type: a share between 0 and 1."""
+    value = _finite(text)
+    if not 0 <= value <= 1:
+        raise argparse.ArgumentTypeError(f"'{text[:40]}' is not a share between 0 and 1")
+    return value
+
+
 def _user_at_host() -> str:
     """Who measured, by default: user@host.  A container may run under a uid with no passwd
     entry, hence no user name: then the uid stands for it."""
@@ -131,6 +139,10 @@ def parser() -> argparse.ArgumentParser:
                    help="the attempts a run's verdict takes: 2, a check failed under an MPI judged again and failing "
                         "only if it fails again (ci/main.sh), each attempt at the rate's square root; 1, a run "
                         f"judged once (plain reframe -r) (default: {bounds.ATTEMPTS})")
+    p.add_argument("--want-bounded", type=_share, metavar="SHARE",
+                   help="exit 4 (the file written) where some environment's central figures (its times) are "
+                        "bounded within --max-detectable at a share below this, e.g. 0.8: the baseline wants more "
+                        "runs (ci/main.sh)")
     p.add_argument("--max-detectable", type=_finite, default=bounds.MAX_DETECTABLE, metavar="SLOWDOWN",
                    help="a variable whose minimum detectable slowdown is above this is not asserted on this system "
                         f"(default: {bounds.MAX_DETECTABLE:g})")
@@ -243,6 +255,13 @@ def run(args) -> int:
         for run in doc["provenance"]["runs"]:
             print(f"    {run['report']}: " + ", ".join([*(f"{environ} {factor:g}x" for environ, factor in run["factors"].items()),
                                                         *([f"compute probe {run['probe']:g}x"] if "probe" in run else [])]))
+        if args.want_bounded is not None:
+            short = [f"{environ} {share:.0%}" for environ, share in references.central_bounded(doc).items()
+                     if share < args.want_bounded]
+            if short:
+                print(f"  too few central figures bounded within {args.max_detectable:g}x (wanted "
+                      f"{args.want_bounded:.0%}): {', '.join(short)}: more runs would bound more")
+                return 4
     return 0
 
 

@@ -322,6 +322,23 @@ def test_a_bad_option_is_refused_in_one_line(tmp_path, capsys, option, message):
     assert status == 2 and message in capsys.readouterr().err.strip().splitlines()[-1] and not out.exists()
 
 
+def test_want_bounded_exits_4_naming_each_mpi_whose_central_figures_too_few_bounds_hold(tmp_path, capsys):
+    """ci/main.sh's baseline adds runs while this says too few: Open MPI's times spread 16x over its
+    runs (none bounded within 2x), MPICH's the same every run (all bounded): exit 4, the file
+    written whole, the line naming Open MPI's share alone; a share that is not one is refused."""
+    runs = repeats(tmp_path, values=[10.0, 40.0, 5.0, 80.0, 12.0], quiet=True)
+    out = tmp_path / "local.yaml"
+    assert references.central_bounded(references.build(runs, "local", "t")) == {"openmpi": 0.0, "mpich": 1.0}
+    assert cli.main(["reference", *map(str, runs), "-o", str(out), "--want-bounded", "0.8"]) == 4
+    assert references.load(out)["provenance"]["repeats"] == 5
+    assert capsys.readouterr().out.splitlines()[-1] == (
+        "  too few central figures bounded within 2x (wanted 80%): openmpi 0%: more runs would bound more")
+    assert cli.main(["reference", *map(str, runs), "-o", str(out), "--want-bounded", "0"]) == 0
+    with pytest.raises(SystemExit) as e:
+        cli.main(["reference", *map(str, runs), "-o", str(out), "--want-bounded", "80"])
+    assert e.value.code == 2 and "'80' is not a share between 0 and 1" in capsys.readouterr().err
+
+
 def test_reference_command_writes_a_loadable_file(tmp_path, capsys):
     out = tmp_path / "local.yaml"
     assert cli.main(["reference", *map(str, repeats(tmp_path)), "--system", "local", "-o", str(out)]) == 0
