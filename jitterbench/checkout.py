@@ -75,7 +75,8 @@ def checks() -> Path:
 def output() -> Path:
     """Where runs write their files: JB_OUTPUT (empty counts as unset: CI variables are often
     declared empty), else output/ of the checkout."""
-    return Path(os.environ.get("JB_OUTPUT") or root() / "output")
+    # absolute: every path made from it (the configuration's stage, perflogs, store) then says where
+    return Path(os.path.abspath(os.environ.get("JB_OUTPUT") or root() / "output"))
 
 
 def shipped_references() -> Path:

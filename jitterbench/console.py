@@ -26,11 +26,32 @@ class OneLineParser(argparse.ArgumentParser):
     its subcommands' parsers are of the same class (add_subparsers takes the parent's)."""
 
     def error(self, message):
+        if message.startswith("the following arguments are required"):
+            # argparse says what is missing before what it does not know: `site new -rf` would be
+            # told to give NAME, when -rf is the mistake
+            unknown = self._unknown_options()
+            if unknown:
+                message = f"unrecognized arguments: {' '.join(unknown)}"
         self.exit(2, one_line(f"{self.prog}: error: {message} (usage: {self.prog} --help)") + "\n")
+
+    def _unknown_options(self) -> list:
+        """The words of the command line being parsed that look like options this parser lacks
+        (stopping at --; a negative number is a value, as argparse takes it)."""
+        unknown = []
+        for word in getattr(self, "_parsing", []):
+            if word == "--":
+                break
+            name = word.split("=", 1)[0]
+            if (word.startswith("-") and word != "-" and not self._negative_number_matcher.match(word)
+                    and name not in self._option_string_actions
+                    and not (name.startswith("--") and any(o.startswith(name) for o in self._option_string_actions))):
+                unknown.append(word)
+        return unknown
 
     def parse_known_args(self, args=None, namespace=None):
         """A subcommand's parser refuses what it does not know itself (argparse leaves that to the
         top parser, whose line would name `jitterbench`, not the subcommand whose --help helps)."""
+        self._parsing = list(sys.argv[1:] if args is None else args)
         namespace, extras = super().parse_known_args(args, namespace)
         is_subcommand = " " in self.prog
         has_subcommands = any(isinstance(a, argparse._SubParsersAction) for a in self._actions)

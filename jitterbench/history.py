@@ -40,7 +40,7 @@ from datetime import datetime, timezone
 import numpy as np
 import orjson
 
-from . import bounds, checkout, files, references
+from . import bounds, checkout, files, references, settings
 
 FALSE_ALARM_RATE = 0.01   # of the whole history's verdict, split over the series
 WINDOW = 50               # runs in otava's sliding window (its default)
@@ -490,8 +490,8 @@ def add_arguments(p):
                         f"history; a bounded one: its bound's minimum detectable slowdown (default: {MIN_STEP:g})")
     p.add_argument("--all", action="store_true", help="list every series, not only those that stepped")
     p.add_argument("--json", action="store_true", help="the series, change points and alarms as JSON")
-    p.add_argument("--session-extras", metavar="MODE", help="print ReFrame's --session-extras for a run of MODE "
-                                                            "(commit, mode, CPU, MPIs), and nothing else")
+    p.add_argument("--session-extras", metavar="MODE", choices=settings.MODES, help="print ReFrame's --session-extras for a run of MODE, "
+                   f"{' or '.join(settings.MODES)} (commit, mode, CPU, MPIs), and nothing else")
 
 
 FIGURES = 24  # figures in a report's History section: alarms first, then the largest steps

@@ -23,8 +23,10 @@ import sys
 NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]*\Z")       # a system, partition, account or queue name
 PLAIN_PATH = re.compile(r"[A-Za-z0-9_./+@:,=~%-]+\Z")     # a path ReFrame's configuration or job scripts hold
 MODULE = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.+/@:=-]*\Z")  # an environment module, as `module load` takes it
-# control characters, C1's too, and the line separators Unicode adds (what str.splitlines breaks at)
-CONTROL = re.compile("[\x00-\x1f\x7f-\x9f\u2028\u2029]")
+# control characters, C1's too, the line separators Unicode adds (what str.splitlines breaks at), and
+# the bidirectional controls (a terminal shows the text after U+202E reversed: a message could then
+# say what it does not)
+CONTROL = re.compile("[\x00-\x1f\x7f-\x9f\u2028\u2029\u200e\u200f\u061c\u202a-\u202e\u2066-\u2069]")
 
 
 class SettingError(ValueError):
@@ -96,13 +98,28 @@ def _modules(value):
         "module names (letters, digits, _ . + / @ : = -) separated by spaces"
 
 
+# the modes a pipeline's run takes (JB_MODE, `history --session-extras`); papers is run by hand
+MODES = ("quick", "acceptance")
+
+
 def _mode(value):
-    return None if value in ("quick", "acceptance") else "quick or acceptance"
+    return None if value in MODES else " or ".join(MODES)
 
 
-def _url(value):  # in ReFrame's configuration too: no $ or backtick
-    return None if re.match(r"https?://[^\s\x00-\x1f\x7f$`]+\Z", value) else \
-        "an http:// or https:// URL (without blanks, $ or backticks)"
+def _url(value):
+    """A URL as ReFrame's httpjson handler parses it (reframe.core.logging: urllib.parse.urlparse, its
+    scheme, hostname and port), which otherwise ends `reframe` in a traceback ('http://[::1':
+    "ValueError: Invalid IPv6 URL"); in ReFrame's configuration too, so no $ or backtick."""
+    from urllib.parse import urlparse  # noqa: PLC0415
+    what = "an http:// or https:// URL naming a host (without blanks, $ or backticks)"
+    if not re.match(r"https?://[^\s\x00-\x1f\x7f$`]+\Z", value):
+        return what
+    try:
+        parsed = urlparse(value)
+        parsed.port  # noqa: B018  a port that is no number, or beyond 65535, raises ValueError here
+    except ValueError as e:
+        return f"{what}, which this is not ({e})"
+    return None if parsed.scheme in ("http", "https") and parsed.hostname else what
 
 
 def _extras(value):
@@ -163,12 +180,20 @@ def rounds(environ=os.environ) -> int:
     return int(value) if value and not _rounds(value) else ROUNDS
 
 
+def _launcher(value):
+    """A launcher's command line: words of plain paths and options, separated by blanks."""
+    return None if all(PLAIN_PATH.match(w) for w in value.split(" ")) else \
+        "a launcher's command line: words of letters, digits and _ . / - + @ : , = ~ % separated by single blanks"
+
+
 def _options(value):
     return "ReFrame options on one line" if CONTROL.search(value) else None
 
 
 # Each variable and what it must be: those the package, ReFrame's configuration and the
-# benchmarks read, then those only the pipeline's jobs read (ci/pipeline.sh, spack.yaml).
+# benchmarks read, then those the pipeline's jobs read (ci/pipeline.sh, spack.yaml).  One table,
+# RULES: every entry point checks every variable in it (check), so that a value the pipeline would
+# refuse does not pass `reframe` or `jitterbench` run by hand (JB_SYSTEM='x;touch P', issue 61).
 # docs/pipeline.md (Settings) says what each is for.
 READ_BY_JITTERBENCH = {
     "JB_OUTPUT": _plain_folder,
@@ -189,6 +214,9 @@ READ_BY_JITTERBENCH = {
     "JB_MPICH_ROOT": _plain_folder,
     "JB_INTEL_MPI_ROOT": _plain_folder,
     "JB_VCLUSTER_DIR": _plain_folder,
+    # each programming environment's launcher (jitterbench/harness/launchers.py), run unquoted in job
+    # scripts as `$JB_MPIRUN -np N`: environments set it, and a site may
+    "JB_MPIRUN": _launcher,
 }
 READ_BY_THE_PIPELINE = {
     "JB_SYSTEM": _name,
@@ -200,17 +228,18 @@ READ_BY_THE_PIPELINE = {
     "JB_RESULTS_DB": _plain_path,  # RFM_SQLITE_DB_FILE
     "JB_SPACK_SYSTEM": _name,
 }
+RULES = {**READ_BY_JITTERBENCH, **READ_BY_THE_PIPELINE}
+PATH_RULES = (_plain_folder, _existing_folder, _template, _plain_path)  # the rules of paths
 
 
 # JB_* names set by jitterbench's own files for their own readers, never by a site: not checked,
 # but no misspelling either
 SET_BY_JITTERBENCH = {
-    "JB_MPIRUN": "each programming environment's mpirun, for the jb-mpirun launcher (jitterbench/harness/launchers.py)",
     "JB_SETUP": "the set-up command of the GitLab pipeline's jobs (ci/gitlab-ci.yml)",
     "JB_RUNNER_TAG": "the runner tag of the GitLab pipeline's jobs (ci/gitlab-ci.yml)",
     "JB_TEST_ARTIFACTS": "where the tests keep what they render (tests/test_report.py)",
 }
-KNOWN = {*READ_BY_JITTERBENCH, *READ_BY_THE_PIPELINE, *SET_BY_JITTERBENCH}
+KNOWN = {*RULES, *SET_BY_JITTERBENCH}
 
 
 def unknown(environ=os.environ) -> list:
@@ -221,26 +250,37 @@ def unknown(environ=os.environ) -> list:
             for name in sorted(environ) if name.startswith("JB_") and name not in KNOWN]
 
 
-def check(pipeline=False, environ=os.environ) -> None:
+def check(environ=os.environ) -> None:
     """Raises SettingError for the first JB_* variable jitterbench does not know (a misspelling),
-    or set to what it may not hold: those jitterbench reads, and with pipeline those of the
-    pipeline's jobs too.  An empty value is as good as unset (each has its default)."""
+    or set to what it may not hold (RULES: every variable any part of jitterbench reads, wherever it
+    is checked).  An empty value is as good as unset (each has its default).  A relative path is
+    named with the folder it resolves to here."""
     for name, near in unknown(environ):
         raise SettingError(f"{name}: no such variable{f' (did you mean {near}?)' if near else ''}; "
                            f"unset it (the JB_* variables jitterbench reads: docs/pipeline.md)")
-    rules = {**READ_BY_JITTERBENCH, **(READ_BY_THE_PIPELINE if pipeline else {})}
-    for name, rule in rules.items():
+    for name, rule in RULES.items():
         value = environ.get(name)
         if value:
             problem = rule(value)
             if problem:
-                raise SettingError(f"{name}={_shown(value)}: must be {problem}")
+                # a path that names the wrong thing is said with the folder it names; one whose
+                # characters are wrong needs none
+                where = resolved(value) if rule in PATH_RULES and not _plain_path(
+                    value.replace("{environ}", "environ")) else ""
+                raise SettingError(f"{name}={_shown(value)}{where}: must be {problem}")
+
+
+def resolved(value) -> str:
+    """' (resolved to /abs/path)' where value is a relative path, else '': what a message about a
+    path variable names (JB_OUTPUT=nan, in a folder the user could not write, said only "Permission
+    denied: 'nan'", neither the variable nor where)."""
+    return f" (resolved to {os.path.abspath(value)})" if value and not os.path.isabs(value) else ""
 
 
 def main() -> int:
     """`python -m jitterbench.settings`: the pipeline's jobs check every variable first."""
     try:
-        check(pipeline=True)
+        check()
     except SettingError as e:
         print(f"jitterbench: {e}", file=sys.stderr)
         return 2

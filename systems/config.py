@@ -38,7 +38,12 @@ try:  # every JB_* variable, before ReFrame runs anything
     settings.check()
 except settings.SettingError as _e:
     raise SystemExit(f"jitterbench: {_e}") from None
-os.makedirs(OUTPUT, exist_ok=True)
+try:
+    os.makedirs(OUTPUT, exist_ok=True)
+except OSError as _e:  # one line naming the variable and where it resolved, not ReFrame's "failed to load"
+    _given = os.environ.get("JB_OUTPUT")
+    raise SystemExit(f"jitterbench: {f'JB_OUTPUT={_given!r}{settings.resolved(_given)}' if _given else 'output/'}: "
+                     f"cannot make the folder {OUTPUT}: {_e.strerror}") from None
 
 _systems = systems.load_systems([os.path.join(HERE, "sites"), os.path.join(HERE, "papers")])
 try:

@@ -276,3 +276,90 @@ def test_7_a_samples_file_read_as_a_stream_gives_what_it_gave(tmp_path):
         simulate.load_samples(samples)
 
 
+
+
+# ---- 4 and 10: every JB_* variable, one table, every entry point ----------------------------------
+
+def load_configuration(env, cwd=REPO, user=()):
+    """systems/config.py, loaded as ReFrame loads it (without running ReFrame)."""
+    full = {**{k: v for k, v in os.environ.items() if not k.startswith("JB_")}, **env}
+    return subprocess.run([*user, sys.executable, "-c", f"import runpy; runpy.run_path({str(REPO / 'systems' / 'config.py')!r})"],
+                          cwd=cwd, env=full, capture_output=True, text=True, timeout=GUARD_S)
+
+
+@pytest.mark.unit
+@pytest.mark.parametrize("url", ["http://[::1", "http://[::1]:99999/", "http://h:99999/", "http://h:x/", "http:///jb"])
+def test_4_a_url_that_reframe_cannot_parse_is_refused(url):
+    with pytest.raises(settings.SettingError, match="JB_RESULTS_URL="):
+        settings.check(environ={"JB_RESULTS_URL": url})
+    settings.check(environ={"JB_RESULTS_URL": "http://[::1]:9200/jb/_doc"})
+
+
+@pytest.mark.unit
+@pytest.mark.parametrize("name,value", [("JB_SYSTEM", "x;touch P"), ("JB_MODE", "papers;x"), ("JB_ACCOUNT", "a b"),
+                                        ("JB_PARTITION", "$(touch P)"), ("JB_MODULES", "m;touch P"),
+                                        ("JB_RFM_OPTIONS", "-n x\ntouch P"), ("JB_SPACK_SYSTEM", "../x"),
+                                        ("JB_RESULTS_DB", "a b"), ("JB_MPICH_ROOT", "$(touch P)"),
+                                        ("JB_INTEL_MPI_ROOT", "`touch P`"), ("JB_VCLUSTER_DIR", "a;b"),
+                                        ("JB_MPIRUN", "mpirun;touch P"), ("JB_RESULTS_URL", "http://[::1")])
+def test_10_the_pipeline_s_variables_stop_reframe_s_configuration_and_the_command(tmp_path, name, value):
+    proc = load_configuration({name: value, "JB_OUTPUT": str(tmp_path / "out")})
+    assert proc.returncode != 0 and proc.stderr.count("\n") == 1, proc.stderr
+    assert proc.stderr.startswith(f"jitterbench: {name}=")
+    assert "Traceback" not in proc.stderr and not (tmp_path / "out").exists()
+    command = subprocess.run([*JITTERBENCH, "table", "--help"], cwd=tmp_path, capture_output=True, text=True,
+                             env={**os.environ, name: value}, timeout=GUARD_S)
+    one_line(command, f"{name}=")
+
+
+@pytest.mark.unit
+def test_10_a_launcher_command_as_the_environments_set_it_passes():
+    settings.check(environ={"JB_MPIRUN": "/usr/bin/mpirun.openmpi --quiet", "JB_SYSTEM": "local", "JB_MODE": "quick"})
+
+
+# ---- 5: a relative JB_OUTPUT ------------------------------------------------------------------
+
+@pytest.mark.unit
+@pytest.mark.parametrize("value", ["nan", "0", "-1"])
+def test_5_a_relative_output_that_cannot_be_made_is_named_with_where_it_resolved(scratch, value):
+    locked = scratch / "locked"
+    locked.mkdir(mode=0o555)
+    if os.geteuid() == 0:
+        os.chown(locked, fz.NOBODY, fz.NOBODY)
+    proc = load_configuration({"JB_OUTPUT": value, "HOME": str(scratch)}, cwd=locked, user=as_nobody())
+    assert proc.returncode != 0 and proc.stderr.count("\n") == 1, proc.stderr
+    assert proc.stderr.startswith(f"jitterbench: JB_OUTPUT={value!r}") and str(locked / value) in proc.stderr
+    assert not (locked / value).exists()
+
+
+# ---- 9: history --session-extras of a mode that does not exist ---------------------------------
+
+@pytest.mark.unit
+def test_9_session_extras_of_an_unknown_mode_is_refused(tmp_path):
+    proc = subprocess.run([*JITTERBENCH, "history", "--session-extras", "bogus"], cwd=tmp_path,
+                          capture_output=True, text=True, timeout=GUARD_S)
+    one_line(proc, "bogus", "quick", "acceptance")
+    assert proc.stdout == ""
+
+
+# ---- the nits ---------------------------------------------------------------------------------
+
+@pytest.mark.unit
+@pytest.mark.parametrize("char", ["\u202a", "\u202b", "\u202c", "\u202d", "\u202e", "\u2066", "\u2067", "\u2068",
+                                  "\u2069", "\u200e", "\u200f", "\u061c"])
+def test_a_bidirectional_control_in_a_value_is_escaped_in_the_one_line(char):
+    from jitterbench.console import one_line as line
+    said = line(f"unknown scheduler 'evil{char}txt.exe'")
+    assert char not in said and f"\\u{ord(char):04x}" in said
+
+
+@pytest.mark.unit
+def test_an_unknown_option_is_said_to_be_unknown_before_what_is_missing(tmp_path):
+    proc = subprocess.run([*JITTERBENCH, "site", "new", "-rf"], cwd=tmp_path, capture_output=True, text=True,
+                          timeout=GUARD_S)
+    one_line(proc, "-rf")
+    assert "unrecognized arguments: -rf" in proc.stderr and "required" not in proc.stderr
+    # a missing argument alone is still said as such
+    proc = subprocess.run([*JITTERBENCH, "site", "new"], cwd=tmp_path, capture_output=True, text=True,
+                          timeout=GUARD_S)
+    one_line(proc, "required: NAME")

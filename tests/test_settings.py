@@ -21,12 +21,12 @@ PATHS = {"JB_REFERENCE_DIR", "JB_PREFIX", "JB_OSU_PREFIX", "JB_IMB_PREFIX", "JB_
 TEMPLATES = {"JB_PREFIX", "JB_OSU_PREFIX", "JB_IMB_PREFIX"}
 # paths ReFrame holds in its configuration or job scripts, expanding $ and running $(...) there
 PLAIN_PATHS = {"JB_OUTPUT", "JB_RESULTS_DB", "JB_BUILD_ROOT", "JB_MPICH_ROOT", "JB_INTEL_MPI_ROOT", "JB_VCLUSTER_DIR"}
-EVERY = {**settings.READ_BY_JITTERBENCH, **settings.READ_BY_THE_PIPELINE}
+EVERY = settings.RULES
 
 
 def verdict(name, value):
     try:
-        settings.check(pipeline=True, environ={name: value})
+        settings.check(environ={name: value})
     except settings.SettingError as e:
         return str(e)
     return None
@@ -68,7 +68,7 @@ def test_the_pipeline_s_own_values_pass():
             "JB_MODULES": "cray-mpich/8.1.28 openmpi@4.1.4", "JB_RFM_OPTIONS": "--max-retries=1 -S calls=100",
             "JB_RESULTS_URL": "https://elastic.example.org:9200/jb/_doc", "JB_RESULTS_EXTRAS": "site=cscs,cluster=daint",
             "JB_PERFTEST_SERVER_WAIT": "300", "JB_SPACK_SYSTEM": "local"}
-    settings.check(pipeline=True, environ=good)
+    settings.check(environ=good)
     for name, bad in (("JB_MODE", "papers"), ("JB_PERFTEST_SERVER_WAIT", "nan"), ("JB_RESULTS_URL", "file:///etc"),
                       ("JB_RESULTS_EXTRAS", "site"), ("JB_MODULES", "a*")):
         assert verdict(name, bad).startswith(f"{name}=")
