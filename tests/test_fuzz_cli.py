@@ -79,17 +79,36 @@ def test_a_session_whose_worker_raised_or_that_ran_nothing_fails(monkeypatch, ca
 
 
 @pytest.mark.unit
-def test_any_seven_cases_hold_every_family(tmp_path):
-    """Case i is of FAMILIES[i % 7]: CI's short session, of more cases than that, runs each."""
+def test_any_twelve_cases_hold_every_family(tmp_path):
+    """Case i is of FAMILIES[i % 12]: CI's short session, of more cases than that, runs each
+    (issue 44's seven, issue 61's five)."""
+    n = len(fz.FAMILIES)
+    assert n == 12
     inputs = {**{f"report{i}.json": f"r{i}" for i in range(5)},
               **{f"traversal{t}-{i}.json": f"t{t}-{i}" for t in range(len(fz.TRAVERSALS)) for i in range(5)}}
     outputs = {"folder": str(tmp_path / "mine")}
     subcommands = {("table",): []}
-    families = [fz.make_case(31, i, subcommands, inputs, outputs, tmp_path).family for i in range(100, 107)]
-    assert sorted(families) == sorted(fz.FAMILIES)
-    full = next(fz.make_case(31, i, subcommands, inputs, outputs, tmp_path) for i in range(7)
-                if fz.FAMILIES[i % 7] == "full-stdout")
+    cases = [fz.make_case(31, i, subcommands, inputs, outputs, tmp_path) for i in range(100, 100 + n)]
+    assert sorted(c.family for c in cases) == sorted(fz.FAMILIES)
+    full = next(fz.make_case(31, i, subcommands, inputs, outputs, tmp_path) for i in range(n)
+                if fz.FAMILIES[i % n] == "full-stdout")
     assert full.stdout == "full" and full.program == fz.JITTERBENCH
+    signalled = next(c for c in cases if c.family == "signal-import")
+    assert signalled.signal[0] in fz.SIGNALS and 0 < signalled.signal[1] <= 0.8
+    repeated = next(c for c in cases if c.family == "c-repeat")
+    assert repeated.argv[0] == "--c-repeat" and repeated.program == fz.FUZZ
+
+
+@pytest.mark.unit
+def test_the_judge_of_a_signalled_case_takes_the_one_interrupted_line_or_a_death_before_the_entry_point(tmp_path):
+    signalled = fz.Case(0, ("report",), ["report"], {}, [], "signal-import", signal=("SIGTERM", 0.1))
+    assert fz.judge(signalled, tmp_path, 130, "", "jitterbench: interrupted\n", {}, {}) is None
+    assert fz.judge(signalled, tmp_path, -15, "", "", {}, {}) is None  # before Python ran the entry point
+    assert "exactly the one line" in fz.judge(signalled, tmp_path, 130, "", "Traceback ...\njitterbench: "
+                                              "interrupted\n", {}, {})
+    assert "killed by signal 2" in fz.judge(signalled, tmp_path, -2, "", "jitterbench: interrupted\n", {}, {})
+    assert "killed by signal 15" in fz.judge(signalled, tmp_path, -15, "", "jitterbench: interrupted\n", {}, {})
+    assert fz.judge(case(("report",)), tmp_path, 130, "", "jitterbench: interrupted\n", {}, {}) == "exit 130"
 
 
 @pytest.mark.unit

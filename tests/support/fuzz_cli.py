@@ -28,8 +28,8 @@ of its worker's, under a 3 GiB address-space cap.  It fails on:
 `site new` writes into the checkout by design: it runs only where the fuzzing user cannot
 write there (the fuzzer started as root), so that its refusal is what is fuzzed.
 
-Cases take turns among families (case i is of FAMILIES[i % 7]), so that any session of 7 cases
-or more has one of each (issue 44):
+Cases take turns among families (case i is of FAMILIES[i % len(FAMILIES)], 12), so that any session
+of 12 cases or more has one of each (issues 44 and 61):
 
   command        the subcommand lines above;
   site-module    `site new` with hostile hostnames, access options and command lines, written into
@@ -42,7 +42,23 @@ or more has one of each (issue 44):
                  or 500: each post ends within its timeout (jitterbench.harness.configuration.RESULTS_TIMEOUT_S), and
                  a dead dashboard costs that once;
   full-stdout    a command line of the first family with standard output on /dev/full: one line;
-  read-only      outputs the user made read-only: a reference file, an earlier report, a folder.
+  read-only      outputs the user made read-only: a reference file, an earlier report, a folder;
+  forged-marker  a folder whose .jitterbench-report names the user's file (an earlier version's marker,
+                 or checksums of other bytes), a report of the tool's with one file the user's since,
+                 a reference file that begins with the header line then the user's notes, or one of
+                 the tool's edited by hand: each -o there refused, nothing in it changed;
+  signal-import  a writing command line sent SIGTERM, SIGINT or SIGHUP at a random instant of its first
+                 0.8 s (its imports, its work): one line 'jitterbench: interrupted' and exit 130, or its
+                 own ending, nothing half-written; a death by SIGTERM before Python runs the entry point
+                 (no output at all) is the one other ending;
+  jb-entry       a JB_* variable set to a hostile value, given to every entry point that reads it (the
+                 command, ReFrame's configuration systems/config.py, the pipeline's check): each refuses it
+                 in one line naming it, or each takes it;
+  simulate-huge  simulate halo and alltoall asked for 10^7 to 10^12 tasks, trials or processors, and fed a
+                 64 MB garbage samples file: refused by the budget in one line, or done within its time
+                 and the 3 GiB cap;
+  c-repeat       a C benchmark (this checkout's Open MPI build) given one of its options twice: one line
+                 'jb-NAME: error: option ... given twice', exit 2.
 
 Case i of seed S is the same on every machine (its own Random(f"{S}/{i}")), so
 `python tests/support/fuzz_cli.py --seed S --case i` replays one failure.
@@ -92,7 +108,21 @@ JB_VALUES = ["$(touch X)", "`touch X`", "a; touch X", "a b", "a\ntouch X", "{x}/
 CODE = ['x"""and __import__("os").system("touch X")or"""', "x" + "'" * 3 + "+__import__('os').system('touch X')#",
         'x" + __import__("os").system("touch X") + "', "x\\", "x\\\nimport os; os.system('touch X')",
         "{__import__('os').system('touch X')}", "x\u2028y", "# touch X", "x\rimport os"]
-FAMILIES = ("command", "site-module", "traversal", "fifo-output", "silent-server", "full-stdout", "read-only")
+FAMILIES = ("command", "site-module", "traversal", "fifo-output", "silent-server", "full-stdout", "read-only",
+            "forged-marker", "signal-import", "jb-entry", "simulate-huge", "c-repeat")
+FORGERIES = ("names", "wrong-sum", "swapped", "header", "edited-ref")
+SIGNALS = ("SIGTERM", "SIGINT", "SIGHUP")
+# values of JB_* variables the probe of issue 61 met: URLs ReFrame cannot parse, relative paths, commands
+ENTRY_VALUES = [*JB_VALUES, "http://[::1", "http://h:99999/", "http://h:x/", "http:///x", "https://h:9200/jb",
+                "x;touch X", "../x", "0", "quick", "papers", "local", "mpirun --quiet", "/tmp"]
+HUGE = [["simulate", "halo", "{in}/halo.json", "--tasks", "100000,100000000"],
+        ["simulate", "halo", "{in}/halo.json", "--tasks", "10000000"],
+        ["simulate", "halo", "{in}/halo.json", "--tasks", "1000000000000"],
+        ["simulate", "alltoall", "{in}/samples.txt", "--trials", "1000000000"],
+        ["simulate", "alltoall", "{in}/samples.txt", "--procs", "65536", "--trials", "10"],
+        ["simulate", "alltoall", "{in}/samples.txt", "--procs", "2,1024", "--trials", "100000"],
+        ["simulate", "alltoall", "{in}/garbage.txt"],
+        ["simulate", "alltoall", "{in}/garbage.txt", "--trials", "1000000000"]]
 TRAVERSALS = ["../../X", "/tmp/X", "a/../../X", "..", ".", "X/", "../mine/notes.txt"]
 SERVERS = ("silent", "close", "drip", "429", "500")
 FUZZ = [sys.executable, str(Path(__file__).resolve())]  # this file's drivers: --site-module, --post
@@ -173,6 +203,10 @@ def make_inputs(folder: Path) -> dict:
     put("bomb.yaml", "a: &a [x, x, x, x, x, x, x, x, x]\n" + "".join(
         f"{c}: &{c} [{', '.join(['*' + chr(ord(c) - 1)] * 9)}]\n" for c in "bcdefghi"))
     put("list.yaml", "- 1\n- 2\n")
+    with open(d / "garbage.txt", "wb") as out:  # simulate-huge: what alltoall must refuse at line 1, streaming
+        for _ in range(64):
+            out.write(random.Random(len(f)).randbytes(1 << 20))
+    f["garbage.txt"] = str(d / "garbage.txt")
     with open(d / "sparse.json", "wb") as out:
         out.truncate(2 << 30)
     f["sparse.json"] = str(d / "sparse.json")
@@ -263,6 +297,7 @@ class Case:
     family: str = "command"
     program: list = dataclasses.field(default_factory=lambda: list(JITTERBENCH))
     stdout: str = "pipe"  # or "full": /dev/full
+    signal: tuple | None = None  # (name, seconds): sent to the command that long after its start
 
 
 def make_case(seed, index, subcommands, inputs, outputs, folder: Path) -> Case:
@@ -292,9 +327,14 @@ def make_family_case(family, rng, index, inputs, outputs, folder: Path) -> Case:
     if family == "silent-server":
         mode = SERVERS[index // len(FAMILIES) % len(SERVERS)]
         return Case(index, ("silent-server",), ["--post", mode], {}, [], family, list(FUZZ))
+    if family in ("forged-marker", "jb-entry", "c-repeat", "simulate-huge"):
+        return make_issue_61_case(family, rng, index, folder)
     reports = [inputs[f"report{i}.json"] for i in range(5)]
     command, argv, suffix = rng.choice(WRITERS)
-    if family == "traversal":
+    if family == "signal-import":  # a writer's valid line, a signal at a random instant of its first 0.8 s
+        out = str(folder / f"out-{index}{suffix}")
+        sig = (rng.choice(SIGNALS), round(rng.uniform(0.05, 0.8), 3))
+    elif family == "traversal":
         command, argv, suffix = rng.choice(WRITERS[:2])
         t = rng.randrange(len(TRAVERSALS))
         reports = [inputs[f"traversal{t}-{i}.json"] for i in range(5)]
@@ -308,7 +348,30 @@ def make_family_case(family, rng, index, inputs, outputs, folder: Path) -> Case:
     full = []
     for a in argv:
         full += reports if a == "{reports}" else [a.format(out=out, **{"in": str(folder / "in")})]
-    return Case(index, (command,), [command, *full], {}, [out], family)
+    return Case(index, (command,), [command, *full], {}, [out], family,
+                signal=sig if family == "signal-import" else None)
+
+
+def make_issue_61_case(family, rng, index, folder: Path) -> Case:
+    """A case of the families issue 61 added: each but simulate-huge run by a driver of this file
+    (--forged, --jb-entry, --c-repeat), as the unprivileged user, in a folder of its own that the
+    case names as its output (what it makes there goes with it)."""
+    own = str(folder / f"{family}-{index}")
+    if family == "forged-marker":
+        return Case(index, (family,), ["--forged", rng.choice(FORGERIES), own, str(folder / "in")], {}, [own],
+                    family, list(FUZZ))
+    if family == "jb-entry":
+        name, value = rng.choice(sorted(settings.RULES)), rng.choice(ENTRY_VALUES)
+        return Case(index, (family,), ["--jb-entry", name, value, own], {}, [own], family, list(FUZZ))
+    if family == "c-repeat":  # an option of its table, given twice, each time a value it takes
+        from support import fuzz_benchmarks as fb  # noqa: PLC0415
+        benchmark = rng.choice(fb.benchmarks())
+        options, valid = fb.read_options(benchmark), {**fb.VALID.get(benchmark, {}), "json": ["{own}/a.json"]}
+        option = rng.choice(sorted(o for o in options if o not in ("help", "version") and (not options[o] or o in valid)))
+        value = rng.choice(valid[option]).format(own=own) if options[option] else ""
+        return Case(index, (family,), ["--c-repeat", benchmark, option, value, own], {}, [own], family, list(FUZZ))
+    argv = [a.format(**{"in": str(folder / "in")}) for a in rng.choice(HUGE)]
+    return Case(index, tuple(argv[:2]), argv, {}, [], family)
 
 
 def make_command_case(seed, index, subcommands, inputs, outputs, folder: Path) -> Case:
@@ -359,7 +422,7 @@ def make_command_case(seed, index, subcommands, inputs, outputs, folder: Path) -
         argv.append(rng.choice(["--zz", "-Z", "--output"]))  # unknown, or an option lacking its value
     env = {}
     if rng.random() < 0.3:
-        every = {**settings.READ_BY_JITTERBENCH, **settings.READ_BY_THE_PIPELINE}
+        every = settings.RULES
         env[rng.choice(sorted(every))] = rng.choice(JB_VALUES)
     return Case(index, command, argv, env, named)
 
@@ -395,6 +458,11 @@ def run(case: Case, folder: Path, uid) -> tuple:
         proc = subprocess.Popen([*as_user(uid), *case.program, *case.argv], cwd=folder, env=env,
                                 stdin=subprocess.DEVNULL, stdout=stdout, stderr=subprocess.PIPE, preexec_fn=_capped)
         try:
+            if case.signal:  # setpriv execs the command: the pid is the command's
+                with contextlib.suppress(subprocess.TimeoutExpired):
+                    proc.communicate(timeout=case.signal[1])
+                if proc.poll() is None:
+                    proc.send_signal(getattr(signal, case.signal[0]))
             out, err = proc.communicate(timeout=TIMEOUT_S)
         except subprocess.TimeoutExpired:
             os.killpg(proc.pid, signal.SIGKILL)
@@ -407,13 +475,18 @@ def judge(case: Case, folder: Path, code, out: str, err: str, before: dict, afte
     """None where the case passed, else why not."""
     if code is None:
         return f"hang: still running after {TIMEOUT_S} s"
+    if case.signal and code == -signal.SIGTERM and (out, err) == ("", ""):
+        return None  # SIGTERM before Python ran the entry point's first line: nothing to say, nothing made
     if code < 0:
         return f"killed by signal {-code}"
     if "Traceback (most recent call last)" in out + err:
         return "a traceback: " + err.strip().splitlines()[-1][:200]
     if "Exception ignored" in err:  # what Python prints of an error at exit or in a callback
         return "Exception ignored: " + err.strip()[:200]
-    if code not in (0, 1, 2) or (code == 1 and case.command[0] not in VERDICT_EXIT):
+    if case.signal and code == 130:
+        if err.splitlines() != ["jitterbench: interrupted"]:
+            return f"exit 130 without exactly the one line 'jitterbench: interrupted': {err[:300]!r}"
+    elif code not in (0, 1, 2) or (code == 1 and case.command[0] not in VERDICT_EXIT):
         return f"exit {code}"
     if code == 2:
         lines = err.splitlines()
@@ -501,7 +574,8 @@ def fuzz(seed, seconds, workers=2, only=None, limit=None) -> Summary:
                     if (folder / "X").exists():
                         why = why or "a value ran as a command (X made)"
                     restore(before, after)
-                    outcome = "failure" if why else {0: "ok", 1: "verdict", 2: "refused"}[code]
+                    outcome = "failure" if why else {0: "ok", 1: "verdict", 2: "refused", 130: "interrupted"}.get(
+                        code, "died-before-start")
                     with lock:
                         summary.cases += 1
                         summary.families[case.family] = summary.families.get(case.family, 0) + 1
@@ -610,12 +684,134 @@ def post_to_dashboard(mode: str) -> int:
     return 0
 
 
+# ---- the drivers of issue 61's families --------------------------------------------------------
+
+def _failed(why: str) -> int:
+    print(f"jitterbench-fuzz: {why}", file=sys.stderr)
+    return 3
+
+
+def forged(kind: str, own: str, inputs: str) -> int:
+    """forged-marker: a forgery of kind in the folder own, then the command that would replace it: it
+    must refuse in one line (exit 2) and leave every byte there as it was."""
+    from jitterbench import files, references  # noqa: PLC0415
+    own, ins = Path(own), Path(inputs)
+    own.mkdir()
+    reports = [str(ins / f"report{i}.json") for i in range(5)]
+    precious = "the user's own work\n"
+    if kind in ("names", "wrong-sum"):  # an earlier version's marker, or checksums of other bytes
+        target = own / "fake"
+        target.mkdir()
+        (target / "thesis.tex").write_text(precious)
+        named = ["index.html", "thesis.tex"] if kind == "names" else \
+            [f"sha256:{hashlib.sha256(precious.encode() + b'x').hexdigest()} thesis.tex"]
+        (target / files.MARKER).write_text("\n".join(["jitterbench 0.1.0 report", *named]) + "\n")
+        argv = ["compare", f"A={reports[0]}", f"B={reports[1]}", "-o", str(target)]
+    elif kind == "swapped":  # a report of the tool's, one of its files the user's since
+        target = own / "rep"
+        shutil.copytree(ins.parent / "ro-report", target)
+        for root, dirs, _ in os.walk(target):
+            os.chmod(root, 0o755)
+        (target / "index.html").write_text(precious)
+        argv = ["report", reports[0], "-o", str(target)]
+    elif kind == "header":  # the header line, then the user's notes
+        target = own / "x.yaml"
+        target.write_text(f"{references.HEAD}x'.\n{precious}")
+        argv = ["reference", *reports, "-o", str(target)]
+    else:  # edited-ref: a reference file of the tool's, a bound set by hand since
+        target = own / "local.yaml"
+        target.write_text((ins / "local.yaml").read_text().replace("provenance:", "# mine\nprovenance:", 1))
+        argv = ["reference", *reports, "-o", str(target)]
+    before = snapshot(own)
+    code, err = _in_process(lambda: cli.main(argv))
+    lines = err.splitlines()
+    if code != 2 or len(lines) != 1 or not lines[0].startswith("jitterbench"):
+        return _failed(f"{kind}: {argv[0]} -o over a forgery ended {code}: {err[-300:]!r}")
+    if snapshot(own) != before:
+        return _failed(f"{kind}: {argv[0]} changed what the forgery held: {err[-300:]!r}")
+    return 0
+
+
+def _in_process(call) -> tuple:
+    """(exit status, standard error) of call() run here: the drivers run as the unprivileged user,
+    who may not start this checkout's interpreter again (it lives under /root where the fuzzer is
+    root), so each entry point is called as its process would call it."""
+    import io  # noqa: PLC0415
+    err = io.StringIO()
+    with contextlib.redirect_stderr(err), contextlib.redirect_stdout(io.StringIO()):
+        try:
+            code = call()
+        except SystemExit as e:  # argparse's --help, and ReFrame's configuration's refusal (its message)
+            if isinstance(e.code, str):
+                print(e.code, file=sys.stderr)
+            code = 0 if e.code is None else (e.code if isinstance(e.code, int) else 1)
+        except Exception:  # noqa: BLE001  a traceback is the failure: said as Python would
+            import traceback  # noqa: PLC0415
+            traceback.print_exc()
+            code = 1
+    return code or 0, err.getvalue()
+
+
+def jb_entry(name: str, value: str, own: str) -> int:
+    """jb-entry: name=value given to every entry point that reads JB_* variables: the command,
+    ReFrame's configuration and the pipeline's check each refuse it in one line naming it, or each
+    takes it.  They run in own/here (a relative path resolves inside own)."""
+    import runpy  # noqa: PLC0415
+    here = Path(own) / "here"
+    here.mkdir(parents=True)
+    for k in [k for k in os.environ if k.startswith("JB_")]:
+        del os.environ[k]
+    os.environ.update({"JB_OUTPUT": str(Path(own) / "output"), name: value})
+    os.chdir(here)
+    entries = {"the command": lambda: cli.main(["table", "--help"]),
+               "ReFrame's configuration": lambda: runpy.run_path(str(REPO / "systems" / "config.py")) and 0,
+               "the pipeline's check": settings.main}
+    verdicts = {}
+    for what, call in entries.items():
+        code, err = _in_process(call)
+        lines = err.splitlines()
+        if "Traceback" in err:
+            return _failed(f"{what} traced back on {name}={value!r}: {lines[-1][:200]}")
+        if code == 0:
+            verdicts[what] = "takes it"
+        elif len(lines) == 1 and lines[0].startswith("jitterbench") and f"{name}=" in lines[0]:
+            verdicts[what] = "refuses it"
+        else:
+            return _failed(f"{what} ended {code} on {name}={value!r} without one line naming it: {err[-300:]!r}")
+    if len(set(verdicts.values())) != 1:
+        return _failed(f"the entry points disagree on {name}={value!r}: {verdicts}")
+    return 0
+
+
+def c_repeat(benchmark: str, option: str, value: str, own: str) -> int:
+    """c-repeat: jb-<benchmark> of this checkout's Open MPI build given --option twice: one line
+    'jb-NAME: error: option '--option' given twice', a non-zero exit, no result, nothing written."""
+    from conftest import run_benchmark  # noqa: PLC0415
+    from jitterbench import mpi as mpis  # noqa: PLC0415
+    Path(own).mkdir()
+    os.chdir(own)
+    args = [f"--{option}", *([value] if value else [])] * 2
+    run = run_benchmark(mpis.OPENMPI, 1, args, benchmark=benchmark, timeout=TIMEOUT_S // 2)
+    lines = run.error_lines(benchmark)
+    if run.returncode == 0 or len(lines) != 1 or f"option '--{option}' given twice" not in lines[0]:
+        return _failed(f"jb-{benchmark} {' '.join(args)} ended {run.returncode}: {run.stderr[-300:]!r}")
+    if "JB_RESULT" in run.stdout or any(Path(own).iterdir()):
+        return _failed(f"jb-{benchmark} {' '.join(args)} refused, but ran or wrote: {sorted(os.listdir(own))}")
+    return 0
+
+
 def main(argv=None) -> int:
     argv = sys.argv[1:] if argv is None else argv
     if argv[:1] == ["--site-module"]:
         return load_new_site(*argv[1:3])
     if argv[:1] == ["--post"]:
         return post_to_dashboard(argv[1])
+    if argv[:1] == ["--forged"]:
+        return forged(*argv[1:4])
+    if argv[:1] == ["--jb-entry"]:
+        return jb_entry(*argv[1:4])
+    if argv[:1] == ["--c-repeat"]:
+        return c_repeat(*argv[1:5])
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("--seed", type=int, default=1)
     p.add_argument("--seconds", type=float, default=120, help="new cases start until then")
