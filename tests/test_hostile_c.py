@@ -63,15 +63,6 @@ CASES = [
     ("halo", 2, ["--help=x"], "'--help"),
     # a short option that is not ASCII: named, not the argument before it
     ("halo", 2, ["--calls", "2", "-é"], "unknown option '-é'"),
-    # issue 61: an option given twice is refused, not the last one taken, by every benchmark (one parser)
-    *((b, 2, ["--calls", "1", "--calls", "2"], "option '--calls' given twice")
-      for b in ("alltoall", "congestion", "contention", "eager", "halo", "jacobi", "noise", "pairs", "pingpong", "torus")),
-    ("halo", 2, ["--json", "{tmp}/a.json"], "option '--json' given twice"),  # the run's own --json first
-    ("pairs", 2, ["--validate", "--validate"], "option '--validate' given twice"),
-    ("halo", 2, ["--size", "8", "--size=8"], "option '--size' given twice"),
-    ("pingpong", 2, ["--messages", "1", "--messages", "1"], "option '--messages' given twice"),
-    ("eager", 2, ["--repeats", "3", "--repeats", "3"], "option '--repeats' given twice"),
-    ("torus", 2, ["--ndims", "1", "--ndims", "1"], "option '--ndims' given twice"),
 ]
 
 
