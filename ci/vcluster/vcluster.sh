@@ -124,14 +124,19 @@ network_up() {
         ip link set $BRIDGE up
     }
     for i in $(seq 1 "$n"); do
-        ip netns list | grep -qw "jbnode$i" && continue
-        ip netns add "jbnode$i"
-        ip link add "jbv$i" type veth peer name eth0 netns "jbnode$i"
-        ip link set "jbv$i" master $BRIDGE up
-        ip -n "jbnode$i" addr add "$SUBNET.$i/24" dev eth0
-        ip -n "jbnode$i" link set eth0 up
-        ip -n "jbnode$i" link set lo up
+        ip netns list | grep -qw "jbnode$i" || node_up "$i"
     done
+}
+
+# node I's namespace with its first network (eth0 on the bridge)
+node_up() {
+    local i=$1
+    ip netns add "jbnode$i"
+    ip link add "jbv$i" type veth peer name eth0 netns "jbnode$i"
+    ip link set "jbv$i" master $BRIDGE up
+    ip -n "jbnode$i" addr add "$SUBNET.$i/24" dev eth0
+    ip -n "jbnode$i" link set eth0 up
+    ip -n "jbnode$i" link set lo up
 }
 
 # tbf: a device's outgoing traffic limited to the rate, with a burst of a few packets so that
@@ -149,6 +154,34 @@ limit() {
     shape - "$outside" "$rate"
 }
 
+# whether link DEV is gone within 10 s (a namespace's links go some time after the namespace)
+gone() {
+    local tick
+    for tick in $(seq 100); do ip link show "$1" >/dev/null 2>&1 || return 0; sleep 0.1; done
+    return 1
+}
+
+# node I's second network (eth1 on the second bridge), in a namespace that lists eth0 before
+# eth1.  UCX (1.13) opens its TCP devices in /sys/class/net's order, which is the order of a
+# hash of each name and its namespace, so it differs between nodes; it pairs the i-th device of
+# one node with the i-th address of the other, and a pair across the rails sends over whichever
+# rail the kernel routes the peer's address to: in one launch in four here both lanes took one
+# rail, and two rails were no faster than one (a CI run: 1.0x).  Such a namespace is made again.
+second_rail_up() {
+    local i=$1 try
+    for try in 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16; do
+        ip link add "jbw$i" type veth peer name eth1 netns "jbnode$i"
+        ip link set "jbw$i" master $RAIL2_BRIDGE up
+        ip -n "jbnode$i" addr add "$RAIL2_SUBNET.$i/24" dev eth1
+        ip -n "jbnode$i" link set eth1 up
+        [ "$(ip netns exec "jbnode$i" ls -U /sys/class/net | grep -x 'eth[01]' | tr -d '\n')" = eth0eth1 ] && return 0
+        ip netns del "jbnode$i"
+        gone "jbv$i" && gone "jbw$i" || die "node$i: its old links outlived their namespace"
+        node_up "$i"
+    done
+    die "node$i: no namespace of 16 listed eth0 before eth1"
+}
+
 rails_up() {
     local n=$1 rails=$2 rate=$3 i
     [ -f "$STATE/rails" ] && return 0
@@ -161,13 +194,11 @@ rails_up() {
         }
     fi
     for i in $(seq 1 "$n"); do
+        if [ "$rails" = 2 ]; then
+            second_rail_up "$i"
+            limit eth1 "jbw$i" "jbnode$i" "$rate"
+        fi
         limit eth0 "jbv$i" "jbnode$i" "$rate"
-        [ "$rails" = 2 ] || continue
-        ip link add "jbw$i" type veth peer name eth1 netns "jbnode$i"
-        ip link set "jbw$i" master $RAIL2_BRIDGE up
-        ip -n "jbnode$i" addr add "$RAIL2_SUBNET.$i/24" dev eth1
-        ip -n "jbnode$i" link set eth1 up
-        limit eth1 "jbw$i" "jbnode$i" "$rate"
     done
     echo "$rate" > "$STATE/link-rate"
     if [ "$rails" = 2 ]; then echo "eth0 eth1"; else echo "eth0"; fi > "$STATE/rails"
