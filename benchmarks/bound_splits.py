@@ -7,13 +7,13 @@
 One baseline is a matter of luck: the main job's first five runs may fall in a quiet stretch of
 the machine or a slow one.  Each split here takes k of the given ReFrame run reports (the quick
 suite's, made the same way: `verdict_rates.py false-alarms` leaves twenty) as the baseline, builds
-its references with `references.build` (the rule itself), and judges every other run against them
+its references with `reference_build.build` (the rule itself), and judges every other run against them
 as ReFrame does (a value past median x (1 + upper), or below median x (1 + lower)).  --first takes
 the first k reports, in the order given, as the one baseline and judges every later one: as a site's
 runs are judged, against a baseline made before them.  It prints, over the splits:
 
 - per MPI, the minimum detectable slowdown of its central figures (the pool of medians over
-  launches, `references.pool_of`) and the share of them bounded (within --max-detectable, 2x,
+  launches, `reference_build.pool_of`) and the share of them bounded (within --max-detectable, 2x,
   each at the larger of its MPI's and its check's slowdown): the median and the range over the
   splits;
 - the share of judged runs with any variable past its bound (a false alarm: the runs are clean),
@@ -51,7 +51,7 @@ import numpy as np
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
-from jitterbench import bounds, fingerprint, references  # noqa: E402
+from jitterbench import bounds, fingerprint, reference_build, references, reframe_report  # noqa: E402
 
 OVER_LAUNCHES = {
     "median": None,  # as recorded: the checks' own figure
@@ -65,7 +65,7 @@ def recomputed(paths, statistic, folder) -> list:
     statistic over them."""
     out = []
     for i, path in enumerate(paths):
-        report = references.read_report(path)  # a file that is not one is named in one line
+        report = reframe_report.read_report(path)  # a file that is not one is named in one line
         for run in report["runs"]:
             for case in run.get("testcases", []):
                 try:
@@ -85,7 +85,7 @@ def recomputed(paths, statistic, folder) -> list:
 def entry(doc, case, var):
     """The reference entry [median, lower, upper, unit] of a case's variable, or None."""
     node = doc.get(case["display_name"].split()[0])
-    for part in references.key_of(case):
+    for part in reference_build.key_of(case):
         if not isinstance(node, dict):
             return None
         node = node.get(part)
@@ -128,7 +128,7 @@ def judged(doc, cases, slow=None):
                 hit[0] |= past(value, ref)
                 if var == slow[2]:
                     hit[1] = past(value, ref)
-    # node first over the run (references.node_first): no failure on a node some case found moved is judged
+    # node first over the run (reframe_report.node_first): no failure on a node some case found moved is judged
     moved = {node for case in cases if (case["display_name"], case["environ"]) in unjudged
              for node in str(case.get("node_list") or "").split(",")} - {""}
     held_back = {(case["display_name"], case["environ"]) for case in cases
@@ -187,13 +187,13 @@ def main():
     with tempfile.TemporaryDirectory() as folder:
         statistic = OVER_LAUNCHES[args.over_launches]
         paths = recomputed(args.reports, statistic, folder) if statistic else list(args.reports)
-        cases = {p: references.report_cases(p)[1] for p in paths}
-        system = references.system_of(paths)
+        cases = {p: reframe_report.report_cases(p)[1] for p in paths}
+        system = reframe_report.system_of(paths)
         rng = np.random.default_rng(args.seed)
         mds, alarms, node_findings, trials, detected, rate = {}, 0, 0, 0, {}, None
         for _ in range(1 if args.first else args.splits):
             base = list(range(args.k)) if args.first else sorted(rng.choice(len(paths), args.k, replace=False))
-            doc = references.build([paths[i] for i in base], system, "bound_splits.py", args.false_alarm_rate,
+            doc = reference_build.build([paths[i] for i in base], system, "bound_splits.py", args.false_alarm_rate,
                                    args.max_detectable, attempts=2 if args.confirm else 1)
             rate = doc["provenance"]["false_alarm_rate"]
             for pool in doc["provenance"]["pools"]:
@@ -230,7 +230,7 @@ def main():
 if __name__ == "__main__":
     try:
         main()
-    except references.ReferenceFileError as e:
+    except (references.ReferenceFileError, reframe_report.RunReportError) as e:
         sys.exit(f"bound_splits: {e}")
     except KeyboardInterrupt:
         sys.exit("bound_splits: interrupted")

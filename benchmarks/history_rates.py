@@ -34,14 +34,14 @@ import numpy as np
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
-from jitterbench import history, references  # noqa: E402
+from jitterbench import history, reframe_report  # noqa: E402
 
 DAY = 86400
 
 
 def recorded(paths):
-    """Each report's last attempts (references.last_attempts), read once."""
-    return [references.last_attempts(references.read_report(p)) for p in paths]
+    """Each report's last attempts (reframe_report.last_attempts), read once."""
+    return [reframe_report.last_attempts(reframe_report.read_report(p)) for p in paths]
 
 
 def synthetic(runs_cases, order, at, factor, check, environ):
@@ -101,8 +101,8 @@ def scale(args):
     """A store of RUNS sessions, each a recorded run's cases repeated under other names until
     they hold VARIABLES variables, every value times a lognormal factor of its own."""
     rng = np.random.default_rng(args.seed)
-    report = references.read_report(args.report)
-    cases = references.last_attempts(report)
+    report = reframe_report.read_report(args.report)
+    cases = reframe_report.last_attempts(report)
     per_copy = sum(len(c.get("perfvalues") or {}) for c in cases)
     copies = -(-args.variables // per_copy)
     with tempfile.TemporaryDirectory() as tmp:
@@ -156,7 +156,7 @@ def main():
 if __name__ == "__main__":
     try:
         main()
-    except (history.HistoryError, references.ReferenceFileError) as e:
+    except (history.HistoryError, reframe_report.RunReportError) as e:
         sys.exit(f"history_rates: {e}")
     except KeyboardInterrupt:
         sys.exit("history_rates: interrupted")

@@ -52,7 +52,7 @@ from scipy import stats
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
-from jitterbench import checkout, fingerprint, references, settings, verdict_table  # noqa: E402
+from jitterbench import checkout, fingerprint, references, reframe_report, settings, verdict_table  # noqa: E402
 
 REFRAME = REPO / ".venv" / "bin" / "reframe"
 MPIS = ("openmpi", "mpich", "intelmpi")
@@ -86,7 +86,7 @@ def quick_run(out: Path, *args, preexec_fn=None) -> tuple:
         if first:
             subprocess.run([sys.executable, "-m", "jitterbench", "again", str(report), "--", *command], cwd=REPO,
                            env=env, stdout=log, stderr=subprocess.STDOUT, timeout=3600, preexec_fn=preexec_fn)
-    return references.report_cases(report)[1], first
+    return reframe_report.report_cases(report)[1], first
 
 
 def failed_variables(case) -> list:
@@ -101,15 +101,15 @@ def false_alarms(args):
     for k in range(1, args.runs + 1):
         started = time.monotonic()
         cases, first = quick_run(args.out / f"run-{k}")
-        outcomes = [references.outcome(c) for c in cases]
+        outcomes = [reframe_report.outcome(c) for c in cases]
         bad = [c for c, o in zip(cases, outcomes) if o == "fail"]
         failed_runs += bool(bad)
         first_failed += bool(first)
-        inconclusive_runs += references.INCONCLUSIVE in outcomes
+        inconclusive_runs += reframe_report.INCONCLUSIVE in outcomes
         what = "; ".join(f"{c['display_name'].split()[0]} {c['environ']}: {', '.join(failed_variables(c)) or '?'}"
                          for c in bad)
         print(f"run {k:2d}: {len(cases)} cases, first attempt failed {', '.join(map(' under '.join, first)) or 'none'}; "
-              f"{len(bad)} failed, {outcomes.count(references.INCONCLUSIVE)} inconclusive "
+              f"{len(bad)} failed, {outcomes.count(reframe_report.INCONCLUSIVE)} inconclusive "
               f"({time.monotonic() - started:.0f} s) {what}", flush=True)
     low, high = stats.binom.interval(0.95, args.runs, rate)
     print(f"\nOf {args.runs} clean quick runs, {first_failed} failed a first attempt (the references' "
@@ -199,11 +199,11 @@ def node(args):
                 if pv and pv[0] and pv[1]:
                     ratios.append(pv[0] / pv[1])
                 finding = json.loads(c.get("node_finding") or "{}")
-                if references.outcome(c) == references.INCONCLUSIVE and "node_probe_us" in finding.get("past", {}):
+                if reframe_report.outcome(c) == reframe_report.INCONCLUSIVE and "node_probe_us" in finding.get("past", {}):
                     named += 1
                     nodes.add(finding["past"]["node_probe_us"]["node"])
-                held += references.outcome(c) == references.INCONCLUSIVE and bool(finding.get("moved"))
-            failed = [c for c in cases if references.outcome(c) == "fail"]
+                held += reframe_report.outcome(c) == reframe_report.INCONCLUSIVE and bool(finding.get("moved"))
+            failed = [c for c in cases if reframe_report.outcome(c) == "fail"]
             named_runs += bool(named) and not failed
             blamed_runs += bool(failed)
             spread = (f"{min(ratios):.2f}/{statistics.median(ratios):.2f}/{max(ratios):.2f}" if ratios else "-")

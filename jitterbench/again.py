@@ -16,7 +16,7 @@ import shutil
 import subprocess
 from pathlib import Path
 
-from . import files, references, verdict_table
+from . import files, reframe_report, verdict_table
 
 WHAT = ("judge again, at once and alone, each check that failed under an MPI in a ReFrame run: it fails only "
         "if it fails again")
@@ -50,7 +50,7 @@ def without_names(command) -> list:
 def second_attempt(outcomes) -> str:
     if "fail" in outcomes:
         return "failed again"
-    if references.INCONCLUSIVE in outcomes:
+    if reframe_report.INCONCLUSIVE in outcomes:
         return "was inconclusive"
     return "passed" if outcomes else "did not run"
 
@@ -63,12 +63,12 @@ def command(args) -> int:
                          "reframe -C systems/config.py --mode quick -r")
     if shutil.which(reframe[0]) is None:
         raise AgainError(f"{reframe[0]}: no such command to run again (the run's ReFrame command line goes after --)")
-    references.report_cases(args.report)  # a report every command can read, or one line why not
+    reframe_report.report_cases(args.report)  # a report every command can read, or one line why not
     # the report is rewritten at the end, whole: refused now, not after the attempts, if that cannot be
-    if not references.REPORT_HEAD.match(files.read_text(args.report, AgainError)[:4096]):
+    if not reframe_report.REPORT_HEAD.match(files.read_text(args.report, AgainError)[:4096]):
         raise AgainError(f"{args.report}: does not begin as ReFrame writes a run report ({{\"session_info\": ...); "
                          f"the second attempts are recorded only in one it wrote")
-    files.writable(args.report, own=references.REPORT_HEAD)
+    files.writable(args.report, own=reframe_report.REPORT_HEAD)
     failed = verdict_table.failed([args.report])
     if not failed:
         print(f"{args.report}: no check failed; nothing to judge again")
@@ -94,5 +94,5 @@ def command(args) -> int:
         code |= "fail" in outcomes or not outcomes
         print(f"{check} under {environ} failed, then {second_attempt(outcomes)} ({name}.log)", flush=True)
     if attempts:
-        references.add_attempts(args.report, attempts)
+        reframe_report.add_attempts(args.report, attempts)
     return code

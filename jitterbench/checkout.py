@@ -16,6 +16,7 @@ Imports neither ReFrame nor NumPy: every command may ask where its files are.
 from __future__ import annotations
 
 import os
+import subprocess
 from pathlib import Path
 
 # what only a jitterbench checkout holds, all of it
@@ -110,6 +111,17 @@ def builds() -> Path:
 def deps() -> Path:
     """What ci/setup.sh installs from PyPI (MPICH, Intel MPI) and npm."""
     return root() / ".deps"
+
+
+def commit() -> str:
+    """The checkout's commit (git, where the checkout is a clone), or "unknown": what a reference
+    file and a stored run name as the jitterbench that made them."""
+    try:
+        out = subprocess.run(["git", "-C", str(root()), "rev-parse", "--short=12",
+                              "HEAD"], capture_output=True, text=True, timeout=10)
+    except (OSError, subprocess.SubprocessError, CheckoutError):
+        return "unknown"
+    return out.stdout.strip() if out.returncode == 0 else "unknown"
 
 
 def describe() -> str:

@@ -8,7 +8,9 @@ import os
 import sys
 from collections import defaultdict
 
-from . import __version__, again, benchmarks, bounds, checkout, files, history, plan, references, results, runs, settings, signals, simulate, site, verdict_table
+from . import (__version__, again, benchmarks, bounds, checkout, files, history, plan, reference_build, reference_lint,
+               reference_machine, references, reframe_report, results, runs, settings, signals, simulate, site,
+               verdict_table)
 from .console import DOCS, OneLineParser, say, subcommand
 from .console import format_table as _format_table
 from .simulate import command as simulate_command
@@ -216,7 +218,7 @@ def run(args) -> int:
         given = [p for p in args.reports if str(p).endswith((".yaml", ".yml"))]
         if args.lint and not given:
             raise references.ReferenceFileError("--lint takes reference files (.yaml)")
-        mistakes = [line for path in given for line in references.lint(path, args.system)]
+        mistakes = [line for path in given for line in reference_lint.lint(path, args.system)]
         if mistakes:  # a file that names what does not exist would not judge as meant: before the machine
             print("\n".join(mistakes))
             return 1
@@ -224,17 +226,17 @@ def run(args) -> int:
             print("\n".join(f"{p}: its checks, partitions, environments, variables and units are known" for p in given))
         if not args.check:
             return 0
-        matched, lines = references.check_machine(args.reports, args.system)
+        matched, lines = reference_machine.check_machine(args.reports, args.system)
         print("\n".join(lines))
         return 0 if matched else 1
     elif args.command == "reference":
         if args.output is None:
             raise references.ReferenceFileError("name the reference file to write with -o FILE (or a folder)")
-        system = args.system or references.system_of(args.reports)
+        system = args.system or reframe_report.system_of(args.reports)
         output = _reference_path(args.output, system)
         files.writable(output, own=references.written_by_jitterbench, force=args.force)  # before the work
-        doc = references.build(args.reports, system, args.measured_by or _user_at_host(),
-                               args.false_alarm_rate, args.max_detectable, args.attempts)
+        doc = reference_build.build(args.reports, system, args.measured_by or _user_at_host(),
+                                    args.false_alarm_rate, args.max_detectable, args.attempts)
         text, prov = references.dump(doc), doc["provenance"]
         references.loads(text, output)  # the file ReFrame will read: checked before it replaces any
         files.write_text(output, text, own=references.written_by_jitterbench, force=args.force)
@@ -256,7 +258,7 @@ def run(args) -> int:
             print(f"    {run['report']}: " + ", ".join([*(f"{environ} {factor:g}x" for environ, factor in run["factors"].items()),
                                                         *([f"compute probe {run['probe']:g}x"] if "probe" in run else [])]))
         if args.want_bounded is not None:
-            short = [f"{environ} {share:.0%}" for environ, share in references.central_bounded(doc).items()
+            short = [f"{environ} {share:.0%}" for environ, share in reference_build.central_bounded(doc).items()
                      if share < args.want_bounded]
             if short:
                 print(f"  too few central figures bounded within {args.max_detectable:g}x (wanted "
@@ -266,8 +268,8 @@ def run(args) -> int:
 
 
 # What a bad input or output raises: each one line naming the file, and where it applies the field.
-ERRORS = (again.AgainError, checkout.CheckoutError, files.OutputError, history.HistoryError, references.ReferenceFileError, results.ResultsError, runs.RunsError,
-          simulate.SimulationInputError, site.SiteError)
+ERRORS = (again.AgainError, checkout.CheckoutError, files.OutputError, history.HistoryError, references.ReferenceFileError,
+          reframe_report.RunReportError, results.ResultsError, runs.RunsError, simulate.SimulationInputError, site.SiteError)
 
 
 def main(argv=None) -> int:

@@ -25,7 +25,7 @@ import numpy as np
 from scipy import stats
 
 from . import bounds
-from .references import BETTER, role_of
+from .roles import BETTER, role_of
 
 ALPHA = 0.05
 
@@ -53,7 +53,7 @@ def smallest_p(n, m):
 
 def compare(sample, base, unit="", check=None, variable=None, seed=1) -> Comparison:
     """The label's sample against the baseline's for one variable (whose record, else unit, says
-    which side is better: references.role_of).  The verdict comes from decide()."""
+    which side is better: roles.role_of).  The verdict comes from decide()."""
     a, b = np.asarray(sample, float), np.asarray(base, float)
     median, median_base = float(np.median(a)), float(np.median(b))
     ratio = median / median_base if median_base else float("nan")

@@ -18,7 +18,7 @@ The step is the ratio of the medians of the two segments.  max_pvalue is the fal
 rate split over every series read (Bonferroni).  A screen (_may_step) spares otava the series
 where it can find nothing.
 
-The verdict: a series alarms when the rules assert its variable (references.role_of: a maximum
+The verdict: a series alarms when the rules assert its variable (roles.role_of: a maximum
 over calls never), its last step (a change point between levels of MIN_RUNS runs or more each)
 moved it to the worse side, the newest run lies in that step, and the step is larger than the
 minimum detectable slowdown of the variable's bound in the newest run, or than min_step where
@@ -40,7 +40,7 @@ from datetime import datetime, timezone
 import numpy as np
 import orjson
 
-from . import bounds, checkout, files, references, settings
+from . import bounds, checkout, files, references, reframe_report, roles, settings
 
 FALSE_ALARM_RATE = 0.01   # of the whole history's verdict, split over the series
 WINDOW = 50               # runs in otava's sliding window (its default)
@@ -134,10 +134,10 @@ def _stored_series(task) -> tuple:
 
 
 def _add_session(series, runs, path, uuid, i, blob, filters):
-    """A stored session, run i: checked as a run report file is (references.report_problem)."""
+    """A stored session, run i: checked as a run report file is (reframe_report.report_problem)."""
     report = _decoded(blob)
     problem = ("is not a run report" if not isinstance(report, dict) or not {"runs", "session_info"} <= set(report)
-               else references.report_problem(report))
+               else reframe_report.report_problem(report))
     if problem:
         raise HistoryError(f"{path}: session {uuid}: {problem}")
     runs[uuid] = _said(report)
@@ -155,14 +155,14 @@ def session_extras(mode) -> str:
     the session in the store (jb_commit, jb_mode, jb_cpu, jb_mpis).  ReFrame splits the text at
     commas, so none is left in a value."""
     from . import fingerprint, mpi  # noqa: PLC0415
-    extras = {"jb_commit": references.commit(), "jb_mode": mode, "jb_cpu": fingerprint.this_host(),
+    extras = {"jb_commit": checkout.commit(), "jb_mode": mode, "jb_cpu": fingerprint.this_host(),
               "jb_mpis": "+".join(f.name for f in mpi.available())}
     return ",".join(f"{k}={str(v).replace(',', ';')}" for k, v in extras.items())
 
 
 def read_reports(paths) -> list:
     """Run reports given as files, each read and checked as every command reads them."""
-    return [references.read_report(p) for p in paths]
+    return [reframe_report.read_report(p) for p in paths]
 
 
 def since(text) -> float:
@@ -201,7 +201,7 @@ class Series:
     case: str           # the test case: its display name (check and parameters)
     variable: str
     unit: str
-    better: str | None          # which side is better: the record's (references.role_of)
+    better: str | None          # which side is better: the record's (roles.role_of)
     asserted: bool              # whether the rules assert it (a maximum over calls: never)
     min_step: float             # the step it must exceed to alarm: its bound's, else History.min_step
     runs: list = field(default_factory=list)     # indices into History.runs
@@ -243,7 +243,7 @@ class History:
 def _add_run(series, i, report, check_re, var_re, system, min_step):
     """Adds the values of run i (its report's last attempts) to series, {key: Series}: a
     variable of a test case per system and MPI, as the filters take it."""
-    for c in references.last_attempts(report):
+    for c in reframe_report.last_attempts(report):
         if not check_re.search(c["display_name"].split()[0]) or system not in (None, c["system"]):
             continue
         for name, pv in (c.get("perfvalues") or {}).items():
@@ -253,7 +253,7 @@ def _add_run(series, i, report, check_re, var_re, system, min_step):
                 continue  # a log scale has no place for 0; a variable not measured this run is a gap
             key = (c["system"] + ":" + c["partition"], c["environ"], c["display_name"], var)
             if key not in series:
-                role = references.role_of(c["display_name"].split()[0], var, pv[4] or "", c.get("calls"))
+                role = roles.role_of(c["display_name"].split()[0], var, pv[4] or "", c.get("calls"))
                 series[key] = Series(*key, pv[4] or "", role.better, role.asserted, min_step)
             s = series[key]
             s.runs.append(i)

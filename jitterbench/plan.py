@@ -144,12 +144,12 @@ def describe(config, system, mode, reframe=None, options=()):
 
 def measured_durations(report_paths):
     """{(display name, system:partition, environ, calls): seconds} of the cases of previous runs."""
-    from . import references  # PyYAML: only with --from
+    from . import reframe_report  # the JSON reader: only with --from
     durations = {}
     for path in report_paths:
         try:
-            report = references.read_report(path)
-        except references.ReferenceFileError as e:
+            report = reframe_report.read_report(path)
+        except reframe_report.RunReportError as e:
             raise PlanError(str(e)) from None
         for run in report["runs"]:
             for c in run.get("testcases", []):

@@ -18,7 +18,7 @@ from pathlib import Path
 
 from tqdm import tqdm
 
-from . import benchmarks, references, results, sweeps
+from . import benchmarks, references, reframe_report, results, sweeps
 from .files import parse_number, read_json, read_text
 
 
@@ -133,7 +133,7 @@ META = ("mpi_library", "eager_var", "node_list", "job_nodelist", "num_tasks", "j
 
 
 def read_report(path, label, skipped):
-    info, testcases = references.report_cases(path)
+    info, testcases = reframe_report.report_cases(path)
     cases = []
     for c in testcases:
         perf = {name.split(":")[-1]: Perf(v[0], v[4], v[1], v[2], v[3])
@@ -143,8 +143,8 @@ def read_report(path, label, skipped):
                       for o in c.get("round_outputdirs") or [c.get("outputdir")]]
         cases.append(Case(
             label=label or c["system"], system=c["system"], partition=c["partition"], environ=c["environ"],
-            check=c["display_name"].split()[0], params=references.parameters(c), perf=perf,
-            result=references.outcome(c),
+            check=c["display_name"].split()[0], params=reframe_report.parameters(c), perf=perf,
+            result=reframe_report.outcome(c),
             run=info.get("uuid", str(path)), source=str(path),
             meta={k: c.get(k) for k in META if c.get(k) not in (None, "")},
             documents=[d for outputdir in outputdirs for d in _documents(outputdir, c.get("keep_files"), skipped)]))
@@ -168,13 +168,13 @@ def read_perflog(path, label, skipped):
             continue
         row = dict(zip(header, fields))
         try:
-            names = references.parameter_names(row["display_name"])
+            names = reframe_report.parameter_names(row["display_name"])
             perf = {k[:-6]: Perf(_typed(row[k]), row[f"{k[:-6]}_unit"], _typed(row[f"{k[:-6]}_ref"]),
                                  _typed(row[f"{k[:-6]}_lower_thres"]), _typed(row[f"{k[:-6]}_upper_thres"]))
                     for k in header if k.endswith("_value") and f"{k[:-6]}_unit" in row}
             if any(p.value is not None and not isinstance(p.value, (int, float)) for p in perf.values()):
                 raise ValueError("a performance value is not a number")
-            if row["result"] == "pass" and not references.holds_the_figure(row):
+            if row["result"] == "pass" and not reframe_report.holds_the_figure(row):
                 continue  # an earlier round of a case (harness.checks.Rounds): its figure is in the last round's row
             cases.append(Case(
                 label=label or row["system"], system=row["system"], partition=row["partition"],

@@ -15,7 +15,7 @@ import json
 import statistics
 from dataclasses import dataclass
 
-from . import benchmarks, fingerprint, references, runs
+from . import benchmarks, fingerprint, references, reframe_report, runs
 from .console import format_table
 
 WIDTH = 120
@@ -104,7 +104,7 @@ def summarize(cases, outcomes=None) -> list:
     out = []
     for (label, check, environ), group in groups.items():
         results = (outcomes or {}).get((check, environ)) or [c.result for c in group]
-        verdict = ("FAIL" if "fail" in results else references.INCONCLUSIVE if references.INCONCLUSIVE in results
+        verdict = ("FAIL" if "fail" in results else reframe_report.INCONCLUSIVE if reframe_report.INCONCLUSIVE in results
                    else "pass" if "pass" in results else results[0])
         every = [j for c in group for j in judged(c)]
         worst = max(every, key=lambda j: j.ratio / j.detectable, default=None)
@@ -165,11 +165,11 @@ def _fit(header, rows, flexible) -> str:
 
 
 def outcomes_of(report_paths) -> dict:
-    """{(check, MPI): each test case's verdict} of ReFrame run reports (references.outcome)."""
+    """{(check, MPI): each test case's verdict} of ReFrame run reports (reframe_report.outcome)."""
     outcomes = defaultdict(list)
     for path in report_paths:
-        for c in references.report_cases(path)[1]:
-            outcomes[(c["display_name"].split()[0], c["environ"])].append(references.outcome(c))
+        for c in reframe_report.report_cases(path)[1]:
+            outcomes[(c["display_name"].split()[0], c["environ"])].append(reframe_report.outcome(c))
     return outcomes
 
 
@@ -182,14 +182,14 @@ def inconclusive_only(report_paths) -> bool:
     """Whether some case of the reports is inconclusive and none failed: `jitterbench table`
     then exits 3, so that a job can say to run again rather than that the machine failed."""
     results = [r for results in outcomes_of(report_paths).values() for r in results]
-    return references.INCONCLUSIVE in results and "fail" not in results
+    return reframe_report.INCONCLUSIVE in results and "fail" not in results
 
 
 def _node_cases(cases) -> dict:
     """{test case: its node finding} of the cases a node finding left inconclusive, each test case
     once however many swept values it was split into."""
     return {(c.run, c.partition, c.environ, c.check, c.meta["node_finding"]): json.loads(c.meta["node_finding"])
-            for c in cases if c.meta.get("node_finding") and c.result == references.INCONCLUSIVE}
+            for c in cases if c.meta.get("node_finding") and c.result == reframe_report.INCONCLUSIVE}
 
 
 def node_findings(cases) -> list:
@@ -210,7 +210,7 @@ def node_findings(cases) -> list:
             f"references' runs ({name}, the median over {len(fs)} case(s); bound {statistics.median(f['bound'] for f in fs):.3g}x)"
             for name, fs in sorted(figures.items()))
         lines.append(f"Node first: {node} {said}: the node moved, not the network; {cases_here} case(s) on it not "
-                     f"judged ({references.INCONCLUSIVE}). Find what changed on the node (its firmware, power or clock "
+                     f"judged ({reframe_report.INCONCLUSIVE}). Find what changed on the node (its firmware, power or clock "
                      f"settings, what else runs there), or make references for it as it is now (docs/references.md)")
     return lines
 
@@ -224,10 +224,10 @@ def table(report_paths, every=False) -> str:
         return every_case(cases)
     nodes = node_findings(cases)
     text = "\n".join([*nodes, verdicts(cases, outcomes)])
-    inconclusive = sum(r == references.INCONCLUSIVE for results in outcomes.values() for r in results)
+    inconclusive = sum(r == reframe_report.INCONCLUSIVE for results in outcomes.values() for r in results)
     disturbed = inconclusive - len(_node_cases(cases))
     if disturbed:
-        text += (f"\n{disturbed} case(s) {references.INCONCLUSIVE}: a launch stayed disturbed through "
+        text += (f"\n{disturbed} case(s) {reframe_report.INCONCLUSIVE}: a launch stayed disturbed through "
                  "every try (something else kept the CPUs busy; the reasons: jitterbench table --all, or the run's "
                  "report): nothing of them was judged; run them again on a quiet machine")
     return text

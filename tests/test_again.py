@@ -11,7 +11,7 @@ import sys
 import pytest
 import yaml
 
-from jitterbench import again, cli, mpi as mpis, references, verdict_table
+from jitterbench import again, cli, mpi as mpis, reference_build, references, reframe_report, verdict_table
 from support.reframe_runs import NOT_JUDGING_LOAD, REFRAME, REPO, SUBSET, reframe, write_references
 from test_verdict_table import halo_case, pingpong_case
 
@@ -36,7 +36,7 @@ def test_a_second_attempt_is_recorded_as_a_later_run_and_its_cases_decide(tmp_pa
     first = write(tmp_path / "report.json", [halo_case("openmpi", "fail", 30.0, 8.0), halo_case("mpich", "pass", 11.0, 8.0)])
     second = write(tmp_path / "again.json", [halo_case("openmpi", "pass", 12.0, 8.0)],
                    head={"uuid": "second", "cmdline": "reframe -n ^HaloCheck\\b", "time_start_unix": 1795323200})
-    references.add_attempts(first, [second])
+    reframe_report.add_attempts(first, [second])
     report = json.loads(first.read_text())
     assert [r["run_index"] for r in report["runs"]] == [0, 1]
     assert report["runs"][1]["session_info"]["uuid"] == "second" and report["session_info"].get("uuid") is None
@@ -96,11 +96,11 @@ def test_a_second_attempt_that_leaves_no_report_fails_the_check(tmp_path, capsys
 def test_the_references_state_the_rate_of_an_attempt_and_of_a_run(tmp_path):
     from test_references import repeats  # noqa: PLC0415
     paths = repeats(tmp_path)
-    two, one = (references.build(paths, "local", "test", attempts=n)["provenance"] for n in (2, 1))
+    two, one = (reference_build.build(paths, "local", "test", attempts=n)["provenance"] for n in (2, 1))
     assert (two["false_alarm_rate"], two["attempts"], two["false_alarm_rate_per_attempt"]) == (0.01, 2, 0.1)
     assert (one["false_alarm_rate"], one["attempts"], one["false_alarm_rate_per_attempt"]) == (0.01, 1, 0.01)
     with pytest.raises(references.ReferenceFileError, match="a verdict takes 1 or 2 attempts"):
-        references.build(paths, "local", "test", attempts=3)
+        reference_build.build(paths, "local", "test", attempts=3)
 
 
 @pytest.mark.reframe

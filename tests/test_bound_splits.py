@@ -1,5 +1,5 @@
 """benchmarks/bound_splits.py judges a held-out run as ReFrame does, against the bounds the rule
-itself (references.build) made from the other runs: exactly, on known values."""
+itself (reference_build.build) made from the other runs: exactly, on known values."""
 from __future__ import annotations
 
 import importlib.util
@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from jitterbench import references
+from jitterbench import reference_build, references, reframe_report
 from test_references import MAXIMA, report
 
 pytestmark = pytest.mark.unit
@@ -31,8 +31,8 @@ def runs(tmp_path, held_out):
 
 def test_a_held_out_run_fails_exactly_where_its_value_passes_the_bound(tmp_path):
     paths = runs(tmp_path, 11.0)
-    doc = references.build(paths[:5], "local", "tester", max_detectable=100)
-    held_out = references.report_cases(paths[5])[1]
+    doc = reference_build.build(paths[:5], "local", "tester", max_detectable=100)
+    held_out = reframe_report.report_cases(paths[5])[1]
     sendrecv = next(c for c in held_out if c["pattern"] == "sendrecv")
     ref = bound_splits.entry(doc, sendrecv, "max")
     assert ref == doc["HaloCheck"]["local:default"]["openmpi"][1]["sendrecv"]["max"] and ref[0] == 11.0
@@ -44,7 +44,7 @@ def test_a_held_out_run_fails_exactly_where_its_value_passes_the_bound(tmp_path)
         assert not alarm and not unjudged and slowed == {("HaloCheck", "openmpi"): [past, past]}
     # a held-out value past the bound is a false alarm; one for a variable with no bound is not judged
     (tmp_path / "past").mkdir()
-    assert bound_splits.judged(doc, references.report_cases(runs(tmp_path / "past", 11.0 * mds * 1.01)[5])[1])[0]
+    assert bound_splits.judged(doc, reframe_report.report_cases(runs(tmp_path / "past", 11.0 * mds * 1.01)[5])[1])[0]
     assert bound_splits.entry(doc, sendrecv, "p99")[1:3] == [None, None]
 
 
@@ -58,8 +58,8 @@ def test_a_case_whose_node_is_past_its_bound_is_not_judged(tmp_path):
         for case in run["runs"][0]["testcases"]:
             case["perfvalues"]["local:default:node_probe_us"] = [probe or 1e6, 0, None, None, "us", "pass"]
         path.write_text(json.dumps(run))
-    doc = references.build(paths[:5], "local", "tester", max_detectable=100)
-    held_out = references.report_cases(paths[5])[1]
+    doc = reference_build.build(paths[:5], "local", "tester", max_detectable=100)
+    held_out = reframe_report.report_cases(paths[5])[1]
     assert bound_splits.judged(doc, held_out) == (set(), {}, {(c["display_name"], "openmpi") for c in held_out})
     for case in held_out:
         case["perfvalues"]["local:default:node_probe_us"][0] = 2005.0
@@ -79,13 +79,13 @@ def key(case):
 
 def test_confirm_fails_a_run_only_where_the_next_run_fails_the_same_case(tmp_path):
     paths = runs(tmp_path, 11.0)
-    doc = references.build(paths[:5], "local", "tester", max_detectable=100)
+    doc = reference_build.build(paths[:5], "local", "tester", max_detectable=100)
     variants = doc["HaloCheck"]["local:default"]["openmpi"][1]
     refs = {pattern: variants[pattern]["max"] for pattern in ("sendrecv", "isend-recv")}
     bound = {pattern: ref[0] * references.detectable_slowdown(ref) for pattern, ref in refs.items()}
     # four judged runs: sendrecv past its bound in the first two, isend-recv alone in the third, none in the fourth
     shares = [(1.01, 0.5), (1.01, 0.5), (0.5, 1.01), (0.5, 0.5)]
-    judged = [references.report_cases(report(tmp_path, f"j{i}.json", [("sendrecv", bound["sendrecv"] * sendrecv),
+    judged = [reframe_report.report_cases(report(tmp_path, f"j{i}.json", [("sendrecv", bound["sendrecv"] * sendrecv),
                                                                        ("isend-recv", bound["isend-recv"] * isend)],
                                              launches=2))[1] for i, (sendrecv, isend) in enumerate(shares)]
     alone = bound_splits.verdicts(doc, judged, [], confirm=False)

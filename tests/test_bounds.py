@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 from scipy import stats
 
-from jitterbench import bounds, references, sweeps
+from jitterbench import bounds, roles, sweeps
 
 pytestmark = pytest.mark.unit
 
@@ -61,15 +61,15 @@ def test_a_variable_maps_to_its_records_quantity():
 
 
 def test_what_is_asserted_follows_the_record_then_the_unit():
-    assert references.role_of("HaloCheck", "max_isend-recv_4096", "us", 100) == references.Role("lower", True)
-    assert not references.role_of("NoiseCheck", "length_max", "us").asserted          # a maximum: reported
-    p99 = references.role_of("HaloCheck", "p99_isend-recv_4096", "us", 100)
+    assert roles.role_of("HaloCheck", "max_isend-recv_4096", "us", 100) == roles.Role("lower", True)
+    assert not roles.role_of("NoiseCheck", "length_max", "us").asserted          # a maximum: reported
+    p99 = roles.role_of("HaloCheck", "p99_isend-recv_4096", "us", 100)
     assert not p99.asserted and "needs 299 calls" in p99.why_not
-    assert references.role_of("HaloCheck", "p99_isend-recv_4096", "us", 300).asserted
-    assert not references.role_of("HaloCheck", "p99_isend-recv_4096", "us", 0).asserted  # calls unknown
-    assert references.role_of("EagerCheck", "eager_limit_shm", "B") == references.Role("higher", True)
-    assert references.role_of("OsuCheck", "bandwidth_4096", "MB/s") == references.Role("higher", True)
-    assert not references.role_of("PingPongCheck", "gain_send_8_n1", "ratio").asserted  # no better side known
+    assert roles.role_of("HaloCheck", "p99_isend-recv_4096", "us", 300).asserted
+    assert not roles.role_of("HaloCheck", "p99_isend-recv_4096", "us", 0).asserted  # calls unknown
+    assert roles.role_of("EagerCheck", "eager_limit_shm", "B") == roles.Role("higher", True)
+    assert roles.role_of("OsuCheck", "bandwidth_4096", "MB/s") == roles.Role("higher", True)
+    assert not roles.role_of("PingPongCheck", "gain_send_8_n1", "ratio").asserted  # no better side known
 
 
 @pytest.mark.parametrize("distribution", sorted(bounds.DISTRIBUTIONS))

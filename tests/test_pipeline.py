@@ -21,7 +21,7 @@ import yaml
 
 from conftest import BENCHMARKS, folder
 from jitterbench import mpi as mpis
-from jitterbench import references, settings
+from jitterbench import reframe_report, settings
 
 REPO = Path(__file__).resolve().parents[1]
 GITLAB_CI_LOCAL = REPO / ".deps" / "gitlab-ci-local" / "node_modules" / ".bin" / "gitlab-ci-local"
@@ -236,7 +236,7 @@ def test_a_failed_reference_turns_the_acceptance_job_red_naming_the_check(merge_
         assert name.startswith("HaloCheck ") and "placement=row" in name
         assert "failed to meet reference" in failure and "max_isend-recv_4096=" in failure
     report = json.loads((artifacts(project, "acceptance:local") / "output" / "local" / "report.json").read_text())
-    assert {(c["result"], c["fail_phase"]) for c in references.last_attempts(report)} == {("fail", "performance")}
+    assert {(c["result"], c["fail_phase"]) for c in reframe_report.last_attempts(report)} == {("fail", "performance")}
     # judged again under each MPI, alone, and failed again: the second attempts are the report's later runs
     assert len(report["runs"]) == 1 + len(mpis.built())
     assert "HaloCheck under openmpi failed, then failed again" in proc.stdout

@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 import yaml
 
-from jitterbench import bounds, cli, references, runs
+from jitterbench import bounds, cli, reference_build, reference_lint, references, roles, runs
 
 REPO = Path(__file__).resolve().parents[1]
 
@@ -132,7 +132,7 @@ def repeats(tmp_path, values=MAXIMA, **kw):  # five runs of two patterns
 
 
 def test_a_reference_bounds_the_worse_side_at_the_groups_detectable_slowdown(tmp_path):
-    doc = references.build(repeats(tmp_path), "local", "tester", max_detectable=100)
+    doc = reference_build.build(repeats(tmp_path), "local", "tester", max_detectable=100)
     leaf = doc["HaloCheck"]["local:default"]["openmpi"][1]
     assert doc["HaloCheck"]["$index"] == ["$partition", "$environ", "nodes", "pattern"]
     # one group (HaloCheck, openmpi): the 20 leave-one-out scores of max and jitter of both patterns
@@ -179,7 +179,7 @@ def test_node_figures_are_bounded_by_the_same_rule_at_the_run_s_rate_over_them_a
             case["hardware"] = "vendor=AuthenticAMD family=25 model=1"
         path.write_text(json.dumps(run))
         paths.append(path)
-    doc = references.build(paths, "local", "tester", max_detectable=100)
+    doc = reference_build.build(paths, "local", "tester", max_detectable=100)
     leaf = doc["HaloCheck"]["local:default"]["openmpi"][1]["sendrecv"]
     node = float(np.exp(bounds.threshold(bounds.loo_scores(np.log([probes])), 0.01 / 1)))
     assert leaf["node_probe_us"] == [2005.0, None, math.ceil((node - 1) * 1e4) / 1e4, "us"]
@@ -194,10 +194,10 @@ def test_node_figures_are_bounded_by_the_same_rule_at_the_run_s_rate_over_them_a
     # lint knows the node figures and their units
     path = tmp_path / "local.yaml"
     path.write_text(references.dump(doc))
-    assert references.lint(path) == []
+    assert reference_lint.lint(path) == []
     doc["HaloCheck"]["local:default"]["openmpi"][1]["sendrecv"]["node_probe_us"][3] = "ns"
     path.write_text(references.dump(doc))
-    assert [line.split(": ", 1)[1] for line in references.lint(path)] == [
+    assert [line.split(": ", 1)[1] for line in reference_lint.lint(path)] == [
         "HaloCheck > local:default > openmpi > 1 > sendrecv > node_probe_us: unit 'ns', but the node figure "
         "node_probe_us is in 'us'"]
 
@@ -215,7 +215,7 @@ def test_a_check_noisier_than_its_environment_s_others_is_bounded_by_its_own_sco
         run["runs"][0]["testcases"] += other["runs"][0]["testcases"]
         paths.append(tmp_path / f"h{i}.json")
         paths[-1].write_text(json.dumps(run))
-    doc = references.build(paths, "local", "tester", max_detectable=100)
+    doc = reference_build.build(paths, "local", "tester", max_detectable=100)
     jitter = [1.5] * 5  # the same every run: scores of 0
 
     def mds(*series):  # 4 asserted variables: max and jitter of each check (p99 over 100 calls is not)
@@ -238,7 +238,7 @@ def test_each_run_s_compute_probe_is_set_against_the_other_runs(tmp_path):
     slower); a run that took none has no factor and is no other run's."""
     probes = [(1000, 1010, 990), (1400, 1390), (1000,), (), (1200, 1000)]  # per run, its launches' (each case)
     paths = [report(tmp_path, f"p{i}.json", [("sendrecv", v)], probes=p) for i, (v, p) in enumerate(zip(MAXIMA, probes))]
-    runs = references.build(paths, "local", "tester", max_detectable=100)["provenance"]["runs"]
+    runs = reference_build.build(paths, "local", "tester", max_detectable=100)["provenance"]["runs"]
     medians = [1000, 1395, 1000, None, 1100]
     expected = [float(f"{m / statistics.median([o for j, o in enumerate(medians) if o and j != i]):.3g}") if m else None
                 for i, m in enumerate(medians)]
@@ -251,7 +251,7 @@ def test_runs_of_one_file_name_in_folders_of_their_own_are_told_apart(tmp_path):
     for i in range(5):
         (tmp_path / f"run-{i}").mkdir()
     paths = [report(tmp_path / f"run-{i}", "report.json", [("sendrecv", v)], uuid=f"u{i}") for i, v in enumerate(MAXIMA)]
-    runs = references.build(paths, "local", "tester", max_detectable=100)["provenance"]["runs"]
+    runs = reference_build.build(paths, "local", "tester", max_detectable=100)["provenance"]["runs"]
     assert [r["report"] for r in runs] == [f"run-{i}/report.json" for i in range(5)]
 
 
@@ -263,11 +263,11 @@ def test_runs_of_different_launches_a_case_are_refused_and_the_count_is_the_file
     assert cli.main(["reference", *map(str, mixed), "-o", str(out)]) == 2 and not out.exists()
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and "HaloCheck cases were medians of 1 launch in one job and of 5 launches in one job" in err
-    doc = references.build([report(tmp_path, f"f{i}.json", [("sendrecv", v)], launches=5)
+    doc = reference_build.build([report(tmp_path, f"f{i}.json", [("sendrecv", v)], launches=5)
                             for i, v in enumerate(MAXIMA)], "local", "test")
     assert doc["fingerprint"]["launches"] == {"HaloCheck": [5]}
     rounds = [report(tmp_path, f"r{i}.json", [("sendrecv", v)], launches=1, rounds=5) for i, v in enumerate(MAXIMA)]
-    doc = references.build(rounds, "local", "test")
+    doc = reference_build.build(rounds, "local", "test")
     assert doc["fingerprint"]["launches"] == {"HaloCheck": ["5x1"]}
     assert references.loads(references.dump(doc), "local.yaml")["fingerprint"]["launches"] == {"HaloCheck": ["5x1"]}
     assert cli.main(["reference", *map(str, [*rounds[:4], mixed[1]]), "-o", str(out)]) == 2 and not out.exists()
@@ -275,7 +275,7 @@ def test_runs_of_different_launches_a_case_are_refused_and_the_count_is_the_file
 
 
 def test_a_variable_too_noisy_for_the_limit_is_left_unbounded_and_listed(tmp_path):
-    doc = references.build(repeats(tmp_path, calls=300, quiet=True), "local", "tester", max_detectable=1.5)
+    doc = reference_build.build(repeats(tmp_path, calls=300, quiet=True), "local", "tester", max_detectable=1.5)
     noisy, quiet = (doc["HaloCheck"]["local:default"][env][1]["sendrecv"] for env in ("openmpi", "mpich"))
     assert noisy["max"][1:3] == noisy["jitter"][1:3] == [None, None]      # the group of openmpi: too noisy
     assert quiet["max"] == [7.0, None, 0.0, "us"]                          # mpich's: the same value every run
@@ -328,7 +328,7 @@ def test_want_bounded_exits_4_naming_each_mpi_whose_central_figures_too_few_boun
     written whole, the line naming Open MPI's share alone; a share that is not one is refused."""
     runs = repeats(tmp_path, values=[10.0, 40.0, 5.0, 80.0, 12.0], quiet=True)
     out = tmp_path / "local.yaml"
-    assert references.central_bounded(references.build(runs, "local", "t")) == {"openmpi": 0.0, "mpich": 1.0}
+    assert reference_build.central_bounded(reference_build.build(runs, "local", "t")) == {"openmpi": 0.0, "mpich": 1.0}
     assert cli.main(["reference", *map(str, runs), "-o", str(out), "--want-bounded", "0.8"]) == 4
     assert references.load(out)["provenance"]["repeats"] == 5
     assert capsys.readouterr().out.splitlines()[-1] == (
@@ -391,21 +391,21 @@ def test_a_check_runs_against_its_entry_with_what_the_rules_do_not_assert_unboun
                "jitter_sendrecv_4096": [1.2, None, 0.3, "MAX/AVG"]}},
            "NoiseCheck": {"$index": ["$partition"], "local:default": {
                "length_max": ["$xfail", "known", [900.0, None, 1.0, "us"]], "rate": [10.0, -0.5, 0.5, "1/s"]}}}
-    halo_100, released = references.asserted_only(doc, "HaloCheck", calls=100)
+    halo_100, released = roles.asserted_only(doc, "HaloCheck", calls=100)
     assert set(halo_100) == {"provenance", "HaloCheck"} and released == ["p99_sendrecv_4096"]
     leaf = halo_100["HaloCheck"]["local:default"]
     assert leaf["p99_sendrecv_4096"] == [20.0, None, None, "us"] and leaf["max_sendrecv_4096"] == [10.0, None, 0.5, "us"]
-    assert references.asserted_only(doc, "HaloCheck", calls=299)[1] == []        # 1 - 0.99^299 >= 0.95
-    assert references.asserted_only(doc, "HaloCheck", calls=None)[1] == ["p99_sendrecv_4096"]
-    noise, released = references.asserted_only(doc, "NoiseCheck")
+    assert roles.asserted_only(doc, "HaloCheck", calls=299)[1] == []        # 1 - 0.99^299 >= 0.95
+    assert roles.asserted_only(doc, "HaloCheck", calls=None)[1] == ["p99_sendrecv_4096"]
+    noise, released = roles.asserted_only(doc, "NoiseCheck")
     assert released == ["length_max"]  # a maximum over calls: reported, never bounded, even where expected to fail
     assert noise["NoiseCheck"]["local:default"]["length_max"] == ["$xfail", "known", [900.0, None, None, "us"]]
     assert noise["NoiseCheck"]["local:default"]["rate"] == [10.0, -0.5, 0.5, "1/s"]
-    assert references.asserted_only(doc, "TorusCheck") == ({"provenance": doc["provenance"]}, [])
+    assert roles.asserted_only(doc, "TorusCheck") == ({"provenance": doc["provenance"]}, [])
 
 
 def test_the_repository_s_reference_files_name_only_what_exists():
     """reference --lint on every file of reference_data/: their checks, $index names, partitions,
     environments, variables and units are the records' and the systems'."""
     for path in sorted((REPO / "reference_data").glob("*.yaml")):
-        assert references.lint(path) == [], path
+        assert reference_lint.lint(path) == [], path

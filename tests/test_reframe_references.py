@@ -8,7 +8,7 @@ import subprocess
 
 import pytest
 
-from jitterbench import cli, fingerprint, references, verdict_table
+from jitterbench import cli, fingerprint, reframe_report, verdict_table
 from jitterbench import mpi as mpis
 from support.reframe_runs import reframe, write_references
 
@@ -103,7 +103,7 @@ def test_a_node_past_its_bounds_is_named_first_and_nothing_of_its_case_is_judged
             continue
         assert case["references_from"] == str(refs / "local.yaml")
         if probe == 1.0:
-            assert references.outcome(case) == references.INCONCLUSIVE, case["fail_reason"]
+            assert reframe_report.outcome(case) == reframe_report.INCONCLUSIVE, case["fail_reason"]
             finding = json.loads(case["node_finding"])
             assert list(finding["past"]) == ["node_probe_us"]
             assert finding["past"]["node_probe_us"]["node"] == socket.gethostname()

@@ -1,6 +1,6 @@
 """The suite in rounds (jitterbench/harness/checks.py, Rounds): ReFrame's --repeat runs each case
 several times in one session; the last round of a case to run holds the case's figure, the median
-over every launch of every round, and readers see one case per case (references.last_attempts)."""
+over every launch of every round, and readers see one case per case (reframe_report.last_attempts)."""
 from __future__ import annotations
 
 import json
@@ -10,11 +10,11 @@ from collections import Counter
 
 import pytest
 
-from jitterbench import references, runs
+from jitterbench import reframe_report, runs
 from jitterbench.harness import load
 from support.reframe_runs import SUBSET_VARIABLES, listing, perflog_rows, reframe
 
-ROUND = re.escape(references.ROUND)
+ROUND = re.escape(reframe_report.ROUND)
 
 
 @pytest.mark.reframe
@@ -56,9 +56,9 @@ def test_the_last_round_judges_the_median_of_every_round_s_launches(tmp_path):
                                   None, Counter())
     assert [sorted(c.perf) for c in logged] == [["avg", "jitter", "max", "p99", "t_max"], ["node_pair_ns", "node_probe_us"]]
     assert sorted(p.value for c in logged for p in c.perf.values()) == sorted(pv[0] for pv in case["perfvalues"].values())
-    info, read = references.report_cases(tmp_path / "out" / "report.json")
-    assert [c["display_name"] for c in read] == [references.case_name(case["display_name"])]
-    assert read[0]["perfvalues"] == case["perfvalues"] and references.ROUND not in read[0]["display_name"]
+    info, read = reframe_report.report_cases(tmp_path / "out" / "report.json")
+    assert [c["display_name"] for c in read] == [reframe_report.case_name(case["display_name"])]
+    assert read[0]["perfvalues"] == case["perfvalues"] and reframe_report.ROUND not in read[0]["display_name"]
     # the report reads every round's launches: one document each
     halo, _ = runs.read_report(str(tmp_path / "out" / "report.json"), None, Counter())
     assert [len(c.documents) for c in halo] == [6, 0]  # with the first of the case's parts
@@ -79,7 +79,7 @@ def test_a_check_one_launch_decides_runs_in_the_first_round_only():
 
 
 def round_case(name, repeat, result="pass", perf=False, reason=None):
-    return {"display_name": f"{name} %{references.ROUND}={repeat}", "system": "local", "partition": "default",
+    return {"display_name": f"{name} %{reframe_report.ROUND}={repeat}", "system": "local", "partition": "default",
             "environ": "openmpi", "result": result, "fixture": False, "fail_reason": reason, "outputdir": f"/o/{repeat}",
             "rounds": 3, "rounds_pooled": 3 if perf else 1,
             "perfvalues": {"local:default:max": [1.0, 0, None, None, "us", "pass"]}}
@@ -89,17 +89,17 @@ def round_case(name, repeat, result="pass", perf=False, reason=None):
 @pytest.mark.parametrize("rounds,verdict,repeat", [
     ([("pass", False), ("pass", True), ("pass", False)], "pass", 1),      # the round with the figure
     ([("pass", False), ("fail", False), ("pass", False)], "fail", 1),     # a round that failed: no figure
-    ([("fail", False, f"{references.INCONCLUSIVE}: launch 1"), ("pass", False), ("fail", False, "sanity")],
+    ([("fail", False, f"{reframe_report.INCONCLUSIVE}: launch 1"), ("pass", False), ("fail", False, "sanity")],
      "fail", 2),                                                          # failed beats inconclusive
-    ([("pass", False), ("fail", False, f"{references.INCONCLUSIVE}: launch 1"), ("pass", False)],
-     references.INCONCLUSIVE, 1),
+    ([("pass", False), ("fail", False, f"{reframe_report.INCONCLUSIVE}: launch 1"), ("pass", False)],
+     reframe_report.INCONCLUSIVE, 1),
 ])
 def test_a_case_s_rounds_read_as_one_case(rounds, verdict, repeat):
     name = "HaloCheck %nodes=1 %placement=row"
     report = {"runs": [{"testcases": [round_case(name, i, *r[:2], *r[2:]) for i, r in enumerate(rounds)]
                         + [round_case("HaloCheck %nodes=1 %placement=bunched", 0, perf=True)]}]}
-    cases = references.last_attempts(report)
+    cases = reframe_report.last_attempts(report)
     assert [c["display_name"] for c in cases] == [name, "HaloCheck %nodes=1 %placement=bunched"]
-    assert references.outcome(cases[0]) == verdict
+    assert reframe_report.outcome(cases[0]) == verdict
     assert cases[0]["fail_reason"] == report["runs"][0]["testcases"][repeat]["fail_reason"]
     assert cases[0]["round_outputdirs"] == ["/o/0", "/o/1", "/o/2"]  # every round's launches, in round order

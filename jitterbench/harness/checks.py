@@ -23,7 +23,7 @@ import reframe.utility.typecheck as typ
 from reframe.core.builtins import fixture, parameter, run_after, run_before, sanity_function, variable
 from reframe.core.exceptions import PerformanceError, ReframeError, SanityError
 
-from .. import benchmarks, checkout, findings, fingerprint, references, settings, sweeps, transports
+from .. import benchmarks, checkout, findings, fingerprint, references, reframe_report, roles, settings, sweeps, transports
 from .load import disturbance, disturbed, load_samples, near, pair_ns
 from .configuration import install_prefix, per_node_scale, scale
 
@@ -142,7 +142,7 @@ class SystemReferences(rfm.RegressionTestPlugin):
     baseline), else reference_data's (checkout.reference_files).  With strict_references
     (acceptance mode) a missing file fails the test; a malformed one always does, naming the
     entry.  The check runs against its own entry of the file, with the variables the rules do
-    not assert unbounded (references.asserted_only: maxima over calls, percentiles this run's
+    not assert unbounded (roles.asserted_only: maxima over calls, percentiles this run's
     calls cannot bound), written into its stage folder; not_asserted names them.  A check whose
     run says what machine it ran on takes the first file whose fingerprint that run matches
     (take_the_machines_references); references_from names the file, or why none."""
@@ -169,7 +169,7 @@ class SystemReferences(rfm.RegressionTestPlugin):
 
     def stage_references(self, path, doc):
         """Writes this check's entry of doc, asserted variables only, as the stage's references.yaml."""
-        own, released = references.asserted_only(doc, type(self).__name__, getattr(self, "calls", None) or None)
+        own, released = roles.asserted_only(doc, type(self).__name__, getattr(self, "calls", None) or None)
         self.not_asserted = ",".join(released)
         self.references_from = os.path.relpath(path, checkout.root()) if path.startswith(f"{checkout.root()}{os.sep}") else path
         mine = os.path.join(self.stagedir, "references.yaml")
@@ -232,7 +232,7 @@ class Rounds(rfm.RegressionTestPlugin):
     values where a variable is no launch's: a ratio of medians, OSU's one launch a round), judged
     against the references, and launch_values holds them all in round order.  An earlier round
     logs its own values, judged by no reference: readers take the last round's
-    (references.last_attempts, runs.read_perflog).  A check whose verdict one launch decides
+    (reframe_report.last_attempts, runs.read_perflog).  A check whose verdict one launch decides
     (over_launches False) runs in the first round only."""
 
     rounds = variable(int, value=1, loggable=True)
@@ -242,9 +242,9 @@ class Rounds(rfm.RegressionTestPlugin):
     @run_after("init")
     def count_the_rounds(self):
         space = type(self).param_space
-        self.rounds = len(space[references.ROUND]) if references.ROUND in space.params else 1
+        self.rounds = len(space[reframe_report.ROUND]) if reframe_report.ROUND in space.params else 1
         if not getattr(self, "over_launches", True) and self.rounds > 1:
-            self.skip_if(getattr(self, references.ROUND) > 0, "one launch decides this check: it runs in the first round only")
+            self.skip_if(getattr(self, reframe_report.ROUND) > 0, "one launch decides this check: it runs in the first round only")
             self.rounds = 1
 
     @run_before("performance", always_last=True)  # after the references are chosen (SystemReferences)
@@ -257,10 +257,10 @@ class Rounds(rfm.RegressionTestPlugin):
         with osext.change_dir(self.stagedir):  # where ReFrame evaluates them: the output's names are relative
             own = {name: sn.evaluate(function) for name, function in self.perf_variables.items()}
         launches = json.loads(getattr(self, "launch_values", "") or "{}")
-        case = (references.case_name(self.display_name), self.current_partition.fullname, self.current_environ.name)
+        case = (reframe_report.case_name(self.display_name), self.current_partition.fullname, self.current_environ.name)
         run = _ROUNDS_RUN.setdefault(case, {})
-        run[getattr(self, references.ROUND)] = ({name: launches.get(name, [value]) for name, value in own.items()},
-                                                json.loads(getattr(self, "launch_pair_ns", "") or "[]"))
+        run[getattr(self, reframe_report.ROUND)] = ({name: launches.get(name, [value]) for name, value in own.items()},
+                                                    json.loads(getattr(self, "launch_pair_ns", "") or "[]"))
         if len(run) < self.rounds:
             self.reference = {}  # an earlier round: its own values are logged, never judged
             return
@@ -629,7 +629,7 @@ class JitterbenchCheck(MpiCheck):
         # a check one launch decides keeps them (its own figures name its nodes in the node list's
         # order: jb-pairs, jb-noise)
         rotate = self.rotate_roles and self.over_launches
-        first = getattr(self, references.ROUND, 0) * self.launches + 1 if rotate else "-"
+        first = getattr(self, reframe_report.ROUND, 0) * self.launches + 1 if rotate else "-"
         self.job.launcher.modifier_options = ["launches.sh", str(self.launches), str(self.launch_tries), str(first)]
         self.keep_files = ["launches.sh", "launch-[0-9]*"]
 
@@ -769,7 +769,7 @@ class JitterbenchCheck(MpiCheck):
     @run_after("performance")
     def say_the_node_finding(self):
         if self.node_finding:
-            raise PerformanceError(f"{references.INCONCLUSIVE}: {fingerprint.node_said(json.loads(self.node_finding))}")
+            raise PerformanceError(f"{reframe_report.INCONCLUSIVE}: {fingerprint.node_said(json.loads(self.node_finding))}")
 
     def reads_the_load(self):
         """Whether the disturbed-launch rule applies: judge_load, and the partition's nodes have
@@ -788,7 +788,7 @@ class JitterbenchCheck(MpiCheck):
         every try (the rule: `disturbed`), naming the node and its load: nothing of it is judged,
         and `jitterbench table` says to run it again."""
         return sn.assert_false(self.reads_the_load() and self.disturbances,
-                               msg=f"{references.INCONCLUSIVE}: {'; '.join(self.disturbances)}")
+                               msg=f"{reframe_report.INCONCLUSIVE}: {'; '.join(self.disturbances)}")
 
     def result(self, key, conv=float, where=None, name=None):
         """A field of the benchmark's JB_RESULT summary lines, one per launch: of the lines that
