@@ -18,10 +18,11 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from jitterbench import simulate  # noqa: E402
+from jitterbench.simulate import alltoall  # noqa: E402
 
 
 def main():
-    simulate.WORKERS = 1
+    alltoall.WORKERS = 1
     rng = np.random.default_rng(1)
     sample = rng.lognormal(3, 0.3, 1000)
     P, trials = 256, 1000

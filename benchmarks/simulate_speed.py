@@ -20,6 +20,7 @@ import tracemalloc
 import numpy as np
 
 from jitterbench import simulate
+from jitterbench.simulate import alltoall
 
 parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
 parser.add_argument("--repeats", type=int, default=5)
@@ -80,7 +81,7 @@ def peak_mb(run):
 
 
 halo_mb = peak_mb(halo)
-simulate.WORKERS = 1  # tracemalloc sees this process only
+alltoall.WORKERS = 1  # tracemalloc sees this process only
 alltoall_mb = peak_mb(cases[0][2])  # its results alone, finish and idle, are 2 x 32 x 100,000 floats
 
 print(f"{'case':32} {'target s':>8} {'wall s':>7} {'cpu s':>6}   (medians of {repeats})")

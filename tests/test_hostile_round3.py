@@ -200,11 +200,11 @@ def test_6_the_uncoupled_limit_keeps_no_array_of_its_tasks(sample, calls):
 
     import numpy as np
 
-    from jitterbench import simulate
+    from jitterbench.simulate import halo
     tasks = 2_000_000  # an array of them: 16 MB
     tracemalloc.start()
     try:
-        largest, mean = simulate._halo_once(np.array(sample, float), tasks, calls, np.random.default_rng(1), False)
+        largest, mean = halo._halo_once(np.array(sample, float), tasks, calls, np.random.default_rng(1), False)
         peak = tracemalloc.get_traced_memory()[1]
     finally:
         tracemalloc.stop()

@@ -8,6 +8,7 @@ import numpy as np
 import pytest
 
 from jitterbench import simulate as sim
+from jitterbench.simulate import alltoall, resampling
 from jitterbench.simulate import Interrupts, SimulationInputError
 
 pytestmark = pytest.mark.unit
@@ -24,7 +25,7 @@ def skewed_sample(n=4000):
 
 
 def fixed_times(table):
-    """An exchange-time function for sim._play from {round: {(a, b): time}}."""
+    """An exchange-time function for alltoall._play from {round: {(a, b): time}}."""
     return lambda r, a, b, start: np.array([[table[r][(x, y)]] for x, y in zip(a, b)], dtype=float)
 
 
@@ -66,7 +67,7 @@ def test_four_processors_by_hand():
     # r1: 0-2 starts 5 (2 waits 4), takes 2 -> 7; 1-3 starts 5 (1 waits 4), takes 1 -> 6
     # r2: 0-1 starts 7 (1 waits 1), takes 3 -> 10; 2-3 starts 7 (3 waits 1), takes 1 -> 8
     times = {0: {(0, 3): 5, (1, 2): 1}, 1: {(0, 2): 2, (1, 3): 1}, 2: {(0, 1): 3, (2, 3): 1}}
-    finish, idle = sim._play(sim.schedule(4), 1, fixed_times(times))
+    finish, idle = alltoall._play(sim.schedule(4), 1, fixed_times(times))
     assert finish[:, 0].tolist() == [10, 10, 8, 8]
     assert idle[:, 0].tolist() == [0, 5, 4, 1]
 
@@ -77,7 +78,7 @@ def test_six_processors_one_slow_exchange_delays_everyone_within_two_rounds():
     # r2 (2-5, 3-1, 4-0): 3 and 4 wait 9 for 1 and 0, all end 12. r3, r4: all end 14.
     times = {r: {tuple(sorted((p, int(q)))): 1 for p, q in enumerate(row)} for r, row in enumerate(sim.schedule(6))}
     times[0][(0, 5)] = 10
-    finish, idle = sim._play(sim.schedule(6), 1, fixed_times(times))
+    finish, idle = alltoall._play(sim.schedule(6), 1, fixed_times(times))
     assert finish[:, 0].tolist() == [14] * 6
     assert idle[:, 0].tolist() == [0, 9, 9, 9, 9, 0]
 
@@ -86,7 +87,7 @@ def test_three_processors_by_hand():
     # Rounds: (1-2, 0 out), (0-2, 1 out), (0-1, 2 out).
     # r0: 1-2 takes 4 -> 4. r1: 0-2 starts 4 (0 waits 4), takes 1 -> 5. r2: 0-1 starts 5 (1 waits 1), 1 -> 6.
     times = {0: {(1, 2): 4}, 1: {(0, 2): 1}, 2: {(0, 1): 1}}
-    finish, idle = sim._play(sim.schedule(3), 1, fixed_times(times))
+    finish, idle = alltoall._play(sim.schedule(3), 1, fixed_times(times))
     assert finish[:, 0].tolist() == [6, 6, 5]
     assert idle[:, 0].tolist() == [4, 1, 0]
 
@@ -108,7 +109,7 @@ def test_constant_times_odd_the_round_sat_out_is_one_wait(P):
 
 
 def test_shapes_and_consistency_across_chunks():
-    trials = sim.CHUNK_ELEMENTS // 64 * 2 + 5  # three chunks of trials
+    trials = resampling.CHUNK_ELEMENTS // 64 * 2 + 5  # three chunks of trials
     out = sim.simulate_alltoall(skewed_sample(), 64, trials, rng(3))
     assert out["total_us"].shape == (trials,) and out["idle_us"].shape == out["finish_us"].shape == (trials, 64)
     assert (out["total_us"] == out["finish_us"].max(axis=1)).all()
@@ -322,14 +323,14 @@ def hashed_times(r, a, b, start):
 
 @pytest.mark.parametrize("P", list(range(2, 20)) + [32, 33, 64])
 def test_the_replay_matches_a_direct_one_bit_for_bit(P):
-    finish, idle = sim._play(sim.schedule(P), 7, hashed_times)
+    finish, idle = alltoall._play(sim.schedule(P), 7, hashed_times)
     want_finish, want_idle = direct_replay(P, 7, hashed_times)
     assert np.array_equal(finish, want_finish) and np.array_equal(idle, want_idle)
 
 
 def test_play_refuses_another_schedule():
     with pytest.raises(ValueError, match="schedule"):
-        sim._play(sim.schedule(6)[::-1], 1, hashed_times)
+        alltoall._play(sim.schedule(6)[::-1], 1, hashed_times)
 
 
 def test_indices_are_exactly_uniform_where_multiply_and_shift_alone_are_not():
@@ -337,14 +338,14 @@ def test_indices_are_exactly_uniform_where_multiply_and_shift_alone_are_not():
     # the indices 0 and 1 (mod 3) get 3 words of every 8 and 2 (mod 3) gets 2: 3/8, 3/8, 1/4.
     # The division method (u // 2, a quarter of the words rejected) makes it 1/3 each.
     m, k = 3 << 29, 300000
-    x = sim._uniform_indices(rng(1), m, k)
+    x = resampling.uniform_indices(rng(1), m, k)
     assert x.min() >= 0 and x.max() < m
     share = np.bincount(x % 3, minlength=3) / k
     assert np.abs(share - 1 / 3).max() < 4 * np.sqrt(2 / 9 / k), share
     words = rng(1).bit_generator.random_raw(k // 2).view(np.uint32).astype(np.uint64)
     biased = np.bincount(((words * np.uint64(m)) >> np.uint64(32)).astype(np.int64) % 3, minlength=3) / k
     assert abs(biased[2] - 0.25) < 0.01  # what the check above would have caught
-    small = sim._uniform_indices(rng(2), 3, 90000)
+    small = resampling.uniform_indices(rng(2), 3, 90000)
     assert np.abs(np.bincount(small) / 90000 - 1 / 3).max() < 0.01
 
 
@@ -366,17 +367,17 @@ def test_indices_by_division_redraw_exactly_the_words_above_the_last_whole_lot()
     words = [0, 1, 2**32 - 1, top + 1, top, 99,  # the first draw (3 64-bit words, 99 unused): two rejected
              5, 2**32 - 2,                       # their new words: the one at 3 is rejected again
              7]
-    assert sim._uniform_indices(Words(words), m, 5).tolist() == [0, 0, 2, 3, top // 2]
-    assert sim._uniform_indices(Words([2**32 - 1] * 4), 1, 4).tolist() == [0] * 4  # m = 1: no word needed
+    assert resampling.uniform_indices(Words(words), m, 5).tolist() == [0, 0, 2, 3, top // 2]
+    assert resampling.uniform_indices(Words([2**32 - 1] * 4), 1, 4).tolist() == [0] * 4  # m = 1: no word needed
 
 
 @pytest.mark.parametrize("interrupts", [None, Interrupts(period_us=300.0, tick_us=5.0, rare_rate_per_us=1e-4, rare_us=500.0),
                                         sim.TraceInterrupts([50.0, 700.0], [20.0, 3.0], 1000.0)])
 def test_the_result_does_not_depend_on_the_number_of_workers(monkeypatch, interrupts):
-    trials = sim.CHUNK_ELEMENTS // 64 * 2 + 5  # three chunks of trials
+    trials = resampling.CHUNK_ELEMENTS // 64 * 2 + 5  # three chunks of trials
     runs = []
     for workers in (1, 2, 3):
-        monkeypatch.setattr(sim, "WORKERS", workers)
+        monkeypatch.setattr(alltoall, "WORKERS", workers)
         runs.append(sim.simulate_alltoall(skewed_sample(), 64, trials, rng(8), interrupts))
     for other in runs[1:]:
         for key in runs[0]:
@@ -393,7 +394,7 @@ def test_a_chunk_that_fails_in_a_worker_raises_its_own_error_here():
         done.append(i)  # in this process only for the chunks it runs again
 
     with pytest.raises(ValueError, match="chunk 3 failed"):
-        sim._in_workers(run, 6, 2)
+        alltoall._in_workers(run, 6, 2)
     assert done == [1]  # worker 1 (chunks 1, 3, 5) failed at 3: run again here, 1 then 3
 
 

@@ -78,8 +78,8 @@ def test_a_run_over_the_budget_is_refused_before_it_starts(tmp_path, monkeypatch
     halo = tmp_path / "halo.json"
     halo.write_text(json.dumps(halo_document()))
     monkeypatch.setenv("JB_SIMULATE_BUDGET_S", "5")
-    called = []
-    for name in ("simulate_alltoall", "halo_extrapolation", "halo_prediction", "halo_trace_prediction"):
+    called = []  # each model as the command calls it: through the package's names
+    for name in ("alltoall_results", "halo_extrapolation", "halo_prediction", "halo_trace_prediction"):
         monkeypatch.setattr(simulate, name, lambda *a, name=name, **k: called.append(name))
     code = cli.main(["simulate", *(a.format(samples=samples, halo=halo) for a in argv)])
     err = capsys.readouterr().err

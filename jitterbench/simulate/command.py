@@ -17,7 +17,10 @@ import numpy as np
 
 from .. import files, results, simulate
 from ..console import format_table, subcommand
-from . import SimulationInputError, profile
+from . import alltoall as alltoall_model  # named apart from this module's alltoall(), which drives it
+from . import profile
+from .resampling import CHUNK_ELEMENTS
+from .samples import SimulationInputError
 
 
 # ---- argparse types: each a refusal in one line, naming the value ---------------------------
@@ -226,7 +229,7 @@ def alltoall(args) -> dict:
     # each P keeps every processor's finish and idle time of every trial (16 bytes) and its schedule
     # (8 bytes a processor a round), and replays P exchanges in each of about P rounds of every trial
     exchanges = sum(P * P * args.trials for P in args.procs)
-    seconds = float(exchanges) * NS_PER_EXCHANGE * 1e-9 / simulate.WORKERS
+    seconds = float(exchanges) * NS_PER_EXCHANGE * 1e-9 / alltoall_model.WORKERS
     check_budget(f"{args.trials} all-to-alls on up to {max(args.procs)} processors",
                  16.0 * max(args.procs) * args.trials + 8.0 * max(args.procs) ** 2, seconds,
                  "fewer --trials or smaller --procs")
@@ -281,7 +284,7 @@ def halo(args) -> dict:
     # the uncoupled limit draws every task's time in every call, once and in each bootstrap
     # repeat: its time grows as the tasks, its memory (a chunk of tasks at a time) does not
     seconds = sum(float(N) for N in tasks) * r["calls"] * (1 + HALO_BOOTSTRAP) * NS_PER_DRAW * 1e-9
-    check_budget(f"the halo at {max(tasks)} tasks", 16.0 * simulate.CHUNK_ELEMENTS, seconds, "smaller --tasks")
+    check_budget(f"the halo at {max(tasks)} tasks", 16.0 * CHUNK_ELEMENTS, seconds, "smaller --tasks")
     rng = np.random.default_rng(args.seed)
     pred = simulate.halo_extrapolation(r["series"]["max_us"], measured_tasks, tasks, rng)
     # Without the barrier's coupling tasks drift apart, delays average out within each task,

@@ -41,7 +41,7 @@ import re
 from dataclasses import asdict, dataclass
 
 from .. import results
-from . import SimulationInputError
+from .samples import SimulationInputError
 
 LATENCIES_US = (1.0, 2.0, 4.0, 8.0)
 # 1 MB/s to 5 GB/s, log-spaced: the 1-2-5 series
