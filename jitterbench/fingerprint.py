@@ -16,7 +16,7 @@ was made from recorded (every benchmark prints them, the checks log them):
       transport:                      # per environment, what the MPI said it used (transports.py)
         openmpi: ['vm: shm+self']
       launches:                       # per check, the launches each case's values are the median of:
-        HaloCheck: [5x2]              # a count in one job, or RxL: L in each of R rounds (checks.Rounds)
+        HaloCheck: [5x2]              # a count in one job, or RxL: L in each of R rounds (harness.rounds.Rounds)
 
 A run matches a file when its CPU is one of the file's, its hardware one of the file's fact by fact
 (a hypervisor shows every EPYC host as 'AMD EPYC': family, model, stepping and caches tell hosts
@@ -63,7 +63,7 @@ def of_cases(system, cases, hosts=()) -> dict:
 
 def made_of(launches, rounds=1):
     """What a case's figure is the median of, as a fingerprint records it: its launches in one job,
-    or 'RxL' where its launches were made in rounds (L in each of R rounds: checks.Rounds)."""
+    or 'RxL' where its launches were made in rounds (L in each of R rounds: harness.rounds.Rounds)."""
     return launches if rounds <= 1 else f"{rounds}x{launches}"
 
 

@@ -105,7 +105,7 @@ def report_cases(path):
     return report["session_info"], last_attempts(report)
 
 
-# the verdict of a case with a launch disturbed through every try (checks.JitterbenchCheck.undisturbed):
+# the verdict of a case with a launch disturbed through every try (harness.launches.LaunchedCheck.undisturbed):
 # ReFrame fails it, and nothing of it is judged, either way
 INCONCLUSIVE = "inconclusive"
 
@@ -117,7 +117,7 @@ def outcome(case):
     return INCONCLUSIVE if inconclusive else case["result"]
 
 
-# the parameter ReFrame's --repeat gives each round of a case (harness.checks.Rounds), in its name
+# the parameter ReFrame's --repeat gives each round of a case (harness.rounds.Rounds), in its name
 ROUND = ".repeat_no"
 _ROUND_IN_NAME = re.compile(rf" %{re.escape(ROUND)}=(\d+)")
 
@@ -129,7 +129,7 @@ def case_name(display_name):
 
 def holds_the_figure(case):
     """Whether a case's values are its figure: not an earlier round of a case run in rounds, whose
-    values are its own round's (harness.checks.Rounds: rounds_pooled below rounds)."""
+    values are its own round's (harness.rounds.Rounds: rounds_pooled below rounds)."""
     def count(name):
         try:
             return int(case.get(name) or 1)
@@ -145,7 +145,7 @@ def _round_of(case):
 
 def last_attempts(report):
     """report_cases of a run report already read and checked (report_problem): each case once, its
-    rounds (harness.checks.Rounds) as one: a round that failed, else one that was inconclusive, else
+    rounds (harness.rounds.Rounds) as one: a round that failed, else one that was inconclusive, else
     the round that holds the case's figure (holds_the_figure), named as the case, with every round's
     output folder (round_outputdirs: their launches' documents)."""
     last = {}
@@ -171,7 +171,7 @@ def _finding(case) -> dict:
 
 
 def moved_nodes(cases) -> set:
-    """The nodes a run's node findings name (harness.checks: a case past its node bounds, inconclusive)."""
+    """The nodes a run's node findings name (harness.checks.JitterbenchCheck: a case past its node bounds, inconclusive)."""
     return {f.get("node") for c in cases if outcome(c) == INCONCLUSIVE
             for f in (_finding(c).get("past") or {}).values() if isinstance(f, dict)} - {None, "?"}
 

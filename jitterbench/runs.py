@@ -175,7 +175,7 @@ def read_perflog(path, label, skipped):
             if any(p.value is not None and not isinstance(p.value, (int, float)) for p in perf.values()):
                 raise ValueError("a performance value is not a number")
             if row["result"] == "pass" and not reframe_report.holds_the_figure(row):
-                continue  # an earlier round of a case (harness.checks.Rounds): its figure is in the last round's row
+                continue  # an earlier round of a case (harness.rounds.Rounds): its figure is in the last round's row
             cases.append(Case(
                 label=label or row["system"], system=row["system"], partition=row["partition"],
                 environ=row["environ"], check=row["display_name"].split()[0],

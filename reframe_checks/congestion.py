@@ -9,7 +9,8 @@ import reframe.utility.sanity as sn
 from reframe.core.builtins import parameter, run_after, sanity_function, variable
 
 from jitterbench import benchmarks
-from jitterbench.harness.checks import JitterbenchCheck, machine_scale
+from jitterbench.harness.checks import JitterbenchCheck
+from jitterbench.harness.partitions import machine_scale
 
 RECORD = benchmarks.by_benchmark("congestion")
 CANARIES = ("latency", "bandwidth", "allreduce")
@@ -32,7 +33,7 @@ class CongestionCheck(JitterbenchCheck):
     eager_limit = parameter(["default"], type=str, loggable=True)
     distribution = parameter(["block"], type=str, loggable=True)
     # the benchmark's --rounds (isolated and congested phases alternated); not `rounds`, the suite's
-    # rounds of every check (harness.checks.Rounds): one name for both kept ReFrame from loading this file
+    # rounds of every check (harness.rounds.Rounds): one name for both kept ReFrame from loading this file
     phase_rounds = variable(int, value=RECORD.value("rounds"), loggable=True)
     congestors = variable(str, value="", loggable=True)  # the kinds the run had nodes for
     quick_variant = {**JitterbenchCheck.quick_variant, "tasks_per_node": [1],

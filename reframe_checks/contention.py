@@ -21,7 +21,8 @@ import reframe.utility.typecheck as typ
 from reframe.core.builtins import parameter, run_after, run_before, sanity_function, variable
 
 from jitterbench import benchmarks
-from jitterbench.harness.checks import JitterbenchCheck, PaperFinding, first_environments, listed, partitions
+from jitterbench.harness.checks import JitterbenchCheck, PaperFinding, listed
+from jitterbench.harness.partitions import first_environments, partitions
 from jitterbench.harness.topology import read_shape
 
 RECORD = benchmarks.by_benchmark("contention")

@@ -9,7 +9,8 @@ import reframe as rfm
 import reframe.utility.sanity as sn
 from reframe.core.builtins import parameter, run_after, sanity_function, variable
 
-from jitterbench.harness.checks import TRANSPORT_VARIANTS, JitterbenchCheck
+from jitterbench.harness.checks import JitterbenchCheck
+from jitterbench.harness.partitions import TRANSPORT_VARIANTS
 
 
 def pair_of(transport):

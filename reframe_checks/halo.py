@@ -12,7 +12,8 @@ import reframe.utility.typecheck as typ
 from reframe.core.builtins import parameter, run_after, variable
 
 from jitterbench import benchmarks
-from jitterbench.harness.checks import TRANSPORT_VARIANTS, PerCallCheck, listed
+from jitterbench.harness.checks import PerCallCheck, listed
+from jitterbench.harness.partitions import TRANSPORT_VARIANTS
 
 RECORD = benchmarks.by_benchmark("halo")
 

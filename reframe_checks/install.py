@@ -10,7 +10,8 @@ JB_PREFIX=DIR/{environ}.  Tagged `install` only: no mode runs it.
 import reframe as rfm
 from reframe.core.builtins import run_after
 
-from jitterbench.harness.checks import TRANSPORT_VARIANTS, JitterbenchBuild
+from jitterbench.harness.build import JitterbenchBuild
+from jitterbench.harness.partitions import TRANSPORT_VARIANTS
 
 
 @rfm.simple_test

@@ -15,7 +15,8 @@ import reframe.utility.sanity as sn
 from reframe.core.builtins import parameter, run_after, run_before, sanity_function, variable
 
 from jitterbench import benchmarks
-from jitterbench.harness.checks import JitterbenchCheck, partition_scale
+from jitterbench.harness.checks import JitterbenchCheck
+from jitterbench.harness.partitions import partition_scale
 
 RECORD = benchmarks.by_benchmark("noise")
 

@@ -15,7 +15,8 @@ import reframe.utility.sanity as sn
 from reframe.core.builtins import parameter, run_after, sanity_function, variable
 
 from jitterbench import osu, sweeps
-from jitterbench.harness.checks import QUICK_TASKS_PER_NODE, MpiCheck
+from jitterbench.harness.mpi_check import MpiCheck
+from jitterbench.harness.partitions import QUICK_TASKS_PER_NODE
 from jitterbench.harness.configuration import install_prefix
 
 # benchmark: (folder under libexec/osu-micro-benchmarks/mpi, tasks (0: as many as the check has),

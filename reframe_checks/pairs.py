@@ -14,7 +14,8 @@ import reframe.utility.sanity as sn
 from reframe.core.builtins import parameter, run_after, run_before, sanity_function, variable
 
 from jitterbench import benchmarks
-from jitterbench.harness.checks import JitterbenchCheck, machine_scale
+from jitterbench.harness.checks import JitterbenchCheck
+from jitterbench.harness.partitions import machine_scale
 
 RECORD = benchmarks.by_benchmark("pairs")
 EVERY_NODE = machine_scale(RECORD.min_nodes)

@@ -19,7 +19,8 @@ from reframe.core.exceptions import SanityError
 
 from jitterbench import simulate
 from jitterbench.simulate import profile as network_profile
-from jitterbench.harness.checks import JitterbenchCheck, PaperFinding, first_environments
+from jitterbench.harness.checks import JitterbenchCheck, PaperFinding
+from jitterbench.harness.partitions import first_environments
 from jitterbench.results import ResultsError
 
 

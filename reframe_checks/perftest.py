@@ -20,7 +20,8 @@ import reframe.utility.typecheck as typ
 from reframe.core.builtins import parameter, run_after, run_before, sanity_function, variable
 
 from jitterbench import perftest, sweeps
-from jitterbench.harness.checks import Rounds, SystemReferences
+from jitterbench.harness.rounds import Rounds
+from jitterbench.harness.system_references import SystemReferences
 
 # the statistics perftest's latency tests give over their iterations (half the round trip):
 # the median (its 't_typical'), mean, 99th percentile and maximum

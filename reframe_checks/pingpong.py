@@ -19,7 +19,8 @@ import reframe.utility.typecheck as typ
 from reframe.core.builtins import parameter, run_after, variable
 
 from jitterbench import benchmarks, sweeps
-from jitterbench.harness.checks import TRANSPORT_VARIANTS, JitterbenchCheck, listed
+from jitterbench.harness.checks import JitterbenchCheck, listed
+from jitterbench.harness.partitions import TRANSPORT_VARIANTS
 
 RECORD = benchmarks.by_benchmark("pingpong")
 

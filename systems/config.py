@@ -65,7 +65,7 @@ _common_options = ["--exec-policy=serial", "--exec-order=random", f"--report-jun
 
 # Modes select by tags, with plain ReFrame options.  `acceptance` runs every variant the
 # system's partitions fit, with every reference required.  `quick` runs the variants the
-# checks tag `quick` (jitterbench/harness/checks.py, quick_variant): a smoke test of every check on
+# checks tag `quick` (jitterbench/harness/mpi_check.py, quick_variant): a smoke test of every check on
 # every node count the partitions have (powers of two and the partition's size), two tasks
 # per node, the MPI's default eager limit (the eager check also sets 8 KiB: it proves the
 # variable moves the switch), block distribution (ping-pong also cyclic: it decides which
@@ -89,7 +89,7 @@ def _mode(module, name):
     own = {"quick": getattr(module, "QUICK", QUICK), "acceptance": _STRICT,
            "papers": getattr(module, "PAPERS", [])}[name]
     # the suite in rounds (settings.ROUNDS): each case's launches spread over the session, a case
-    # judged by its last round over all of them (harness.checks.Rounds).  The papers'
+    # judged by its last round over all of them (harness.rounds.Rounds).  The papers'
     # findings are judged within one launch each.
     rounds = [f"--repeat={settings.rounds()}"] if name != "papers" and settings.rounds() > 1 else []
     return [*_common_options, "-t", name, *getattr(module, "ONLY", []), *own, *rounds]

@@ -1,4 +1,4 @@
-"""A case is several launches (jitterbench/harness/launches.sh, checks.JitterbenchCheck.launches): the loop,
+"""A case is several launches (jitterbench/harness/launches.sh, launches.LaunchedCheck.launches): the loop,
 the median over launches and every launch's value kept, the disturbed-launch rule (the benchmark's,
 src/core/load.c), a disturbed launch launched again, and a case disturbed through every try
 inconclusive: a third verdict, never a pass."""

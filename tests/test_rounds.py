@@ -1,4 +1,4 @@
-"""The suite in rounds (jitterbench/harness/checks.py, Rounds): ReFrame's --repeat runs each case
+"""The suite in rounds (jitterbench/harness/rounds.py, Rounds): ReFrame's --repeat runs each case
 several times in one session; the last round of a case to run holds the case's figure, the median
 over every launch of every round, and readers see one case per case (reframe_report.last_attempts)."""
 from __future__ import annotations

@@ -4,8 +4,8 @@ the system registry (harness/systems.py) and `site new` ask of ReFrame (its sche
 system, a backend's name).
 
 The launchers and schedulers live in jitterbench/harness/launchers.py and schedulers.py
-(imported here, which registers them) and the checks' bases in jitterbench/harness/checks.py, which only ReFrame's
-loader imports: its parameters are read from the configured system.
+(imported here, which registers them) and the checks' bases in jitterbench/harness/checks.py and the
+modules it builds on, which only ReFrame's loader imports: their parameters are read from the configured system.
 """
 from __future__ import annotations
 

@@ -1,5 +1,5 @@
 #!/bin/sh
-# The launches of one test case (jitterbench/harness/checks.py, JitterbenchCheck.launch_several_times):
+# The launches of one test case (jitterbench/harness/launches.py, LaunchedCheck.launch_several_times):
 #
 #   sh launches.sh LAUNCHES TRIES FIRST LAUNCHER [OPTIONS...] PROGRAM [OPTIONS...]
 #

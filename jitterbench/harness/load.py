@@ -1,5 +1,5 @@
 """The load beside a run, as a benchmark records it ('# load:', src/core/load.c), and the rule
-that calls a run disturbed: read by the ReFrame checks (jitterbench/harness/checks.py), no ReFrame here."""
+that calls a run disturbed: read by the ReFrame checks (jitterbench/harness/launches.py), no ReFrame here."""
 from __future__ import annotations
 
 import re
@@ -65,3 +65,17 @@ def disturbance(when: str, sample: dict) -> str:
             f"(1-min load {sample.get('load1')}, steal {sample.get('steal_pct')} %) for {sample.get('cpus')} CPUs "
             f"and {sample.get('job_tasks')} tasks of this job: others take a CPU from the job "
             f"(rule: runnable - job tasks > the CPUs the job leaves free)")
+
+
+def node_figures(samples) -> dict:
+    """A launch's node figures from its load samples (load_samples): {figure: (value, node)}, the
+    compute probe taken before the launch, the farthest pair of its two samples (None: no node
+    held two tasks); the node that held each, '?' where the benchmark did not say."""
+    before = samples.get("before", {})
+    probe = before.get("probe_us")
+    pair = pair_ns(samples)
+    farthest = max(samples.values(), key=lambda s: s.get("pair_ns") if isinstance(s.get("pair_ns"), (int, float)) else -1,
+                   default={})
+    return {"node_probe_us": (probe if isinstance(probe, (int, float)) and probe > 0 else None,
+                              str(before.get("probe_node", "?"))),
+            "node_pair_ns": (pair, str(farthest.get("pair_node", "?")))}

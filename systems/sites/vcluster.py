@@ -40,7 +40,7 @@ FABRICS = ("shm", "tcp")
 # What a site with UCX runs, here over TCP and shared memory: Open MPI's UCX PML (UCX
 # 1.13 from Debian) for both fabrics, and MPICH's other netmod, OFI's tcp provider.  MPICH
 # runs the whole suite over UCX already; these variants run the checks of a transport's
-# path (jitterbench.harness.checks.TRANSPORT_VARIANTS).
+# path (jitterbench.harness.partitions.TRANSPORT_VARIANTS).
 VARIANTS = {
     "openmpi": [("openmpi-ucx", {"shm": "ompi-ucx-shm", "tcp": "ompi-ucx-tcp"}, {"UCX_NET_DEVICES": "eth0"})],
     "mpich": [("mpich-ofi", {"tcp": "mpich-ofi-tcp"}, {"FI_TCP_IFACE": "eth0"})],
