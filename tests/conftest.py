@@ -5,11 +5,15 @@ Where a new test goes: in the file of the module or benchmark it tests (tests/te
 test_references.py for jitterbench/references.py, test_halo.py for src/halo), or of the subject
 it runs across modules (test_perflogs.py: ReFrame's perflogs; test_first_day.py: a site's first
 day).  Its tier is its one marker (pyproject.toml lists them; a test without exactly one is not
-collected): unit for what needs no launch, mpi for a benchmark's launch, reframe for a ReFrame
-run, vcluster, pipeline, fuzz or spack for what those need.  What tests share that is not a test
+collected): unit for what runs in the test's own process (the edit loop: the command through
+jitterbench.cli.main, never started), process for what starts the command or another program (its
+exit status, signals, start-up, another working folder or user), mpi for a benchmark's launch,
+reframe for a ReFrame run, vcluster, pipeline, fuzz or spack for what those need.  What tests share that is not a test
 (the virtual cluster's fixtures, the fuzzers, the ReFrame runs' helpers) goes in tests/support/."""
 from __future__ import annotations
 
+import contextlib
+import io
 import json
 import os
 import signal
@@ -98,6 +102,20 @@ def halo_document(**result):
             "results": [base]}
 
 
+def command(*argv) -> subprocess.CompletedProcess:
+    """The jitterbench command run in this process, as its entry point runs it (jitterbench.cli.main):
+    its exit status, standard output and standard error, as a process of its own gives them, for a
+    unit test.  What only a process shows (a signal, start-up, another user) is a process test's."""
+    from jitterbench import cli  # noqa: PLC0415
+    out, err = io.StringIO(), io.StringIO()
+    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+        try:
+            status = cli.main([str(a) for a in argv])
+        except SystemExit as e:  # argparse's --help and refusals
+            status = 0 if e.code is None else e.code
+    return subprocess.CompletedProcess(["jitterbench", *map(str, argv)], status, out.getvalue(), err.getvalue())
+
+
 def folder(path) -> Path:
     """path, made where it is not yet: a JB_* folder must be there (jitterbench/settings.py), an
     empty one standing for "none here" (no references, no binaries)."""
@@ -141,7 +159,7 @@ def run_pinned(m, np, cpu, argv, nice=0, timeout=120):
 
 # the tiers, as pyproject.toml registers them (--strict-markers refuses any other name), in the
 # order ci/test.sh runs them
-TIERS = ("unit", "mpi", "reframe", "vcluster", "pipeline", "fuzz", "spack")
+TIERS = ("unit", "process", "mpi", "reframe", "vcluster", "pipeline", "fuzz", "spack")
 
 
 @pytest.hookimpl(tryfirst=True)  # before -m deselects: `pytest -m unit` checks every test too
@@ -156,6 +174,32 @@ def pytest_collection_modifyitems(config, items):
     if wrong:
         raise pytest.UsageError(f"{len(wrong)} test(s) lack exactly one tier marker ({', '.join(TIERS)}; "
                                 "pytestmark or @pytest.mark.<tier>):\n  " + "\n  ".join(wrong))
+
+
+def unit_may_start(argv) -> bool:
+    """What a unit test may start, though it runs in its own process: `git rev-parse`, which a
+    reference file's and a stored run's provenance ask for the checkout's commit (checkout.commit),
+    in milliseconds.  A test that runs git itself starts a program: its tier is process."""
+    return bool(argv) and os.path.basename(str(argv[0])) == "git" and "rev-parse" in argv
+
+
+@pytest.fixture(autouse=True)
+def _unit_tests_start_no_program(request, monkeypatch):
+    """The unit tier is the edit loop, in this process: a unit test that starts a program (the
+    jitterbench command, ReFrame, a script, a launcher; a second or more each, as they crept in,
+    the tier took 150 s) fails, saying which program and where such a test belongs."""
+    if request.node.get_closest_marker("unit") is None:
+        return
+    start = subprocess.Popen.__init__
+
+    def refused(self, args, *rest, **kw):
+        argv = str(args).split() if isinstance(args, (str, bytes, os.PathLike)) else list(args)
+        if not unit_may_start(argv):
+            raise AssertionError(f"a unit test starts {' '.join(map(str, argv))[:200]}: mark it process "
+                                 "(pyproject.toml's tiers), or run the command in this process (jitterbench.cli.main)")
+        start(self, args, *rest, **kw)
+
+    monkeypatch.setattr(subprocess.Popen, "__init__", refused)
 
 
 @pytest.fixture(params=[m.name for m in mpis.ALL])

@@ -82,7 +82,7 @@ def test_without_a_command_or_with_nothing_failed_nothing_runs(tmp_path, capsys)
     assert "no check failed; nothing to judge again" in capsys.readouterr().out and path.read_text() == before
 
 
-@pytest.mark.unit
+@pytest.mark.process
 def test_a_second_attempt_that_leaves_no_report_fails_the_check(tmp_path, capsys):
     path = write(tmp_path / "report.json", [halo_case("openmpi", "fail", 30.0, 8.0)])
     before = path.read_text()

@@ -14,7 +14,6 @@ import pytest
 from jitterbench import reference_build, references, reframe_report
 from test_references import MAXIMA, report
 
-pytestmark = pytest.mark.unit
 
 SCRIPT = Path(__file__).resolve().parents[1] / "benchmarks" / "bound_splits.py"
 spec = importlib.util.spec_from_file_location("bound_splits", SCRIPT)
@@ -29,6 +28,7 @@ def runs(tmp_path, held_out):
             for i, v in enumerate([*MAXIMA, held_out])]
 
 
+@pytest.mark.unit
 def test_a_held_out_run_fails_exactly_where_its_value_passes_the_bound(tmp_path):
     paths = runs(tmp_path, 11.0)
     doc = reference_build.build(paths[:5], "local", "tester", max_detectable=100)
@@ -48,6 +48,7 @@ def test_a_held_out_run_fails_exactly_where_its_value_passes_the_bound(tmp_path)
     assert bound_splits.entry(doc, sendrecv, "p99")[1:3] == [None, None]
 
 
+@pytest.mark.unit
 def test_a_case_whose_node_is_past_its_bound_is_not_judged(tmp_path):
     """Node first in the splits as in the checks: a held-out case whose compute probe is past its bound is
     unjudged (never an alarm, whatever its other figures), one within it is judged as usual."""
@@ -77,6 +78,7 @@ def key(case):
     return case["display_name"], case["environ"]
 
 
+@pytest.mark.unit
 def test_confirm_fails_a_run_only_where_the_next_run_fails_the_same_case(tmp_path):
     paths = runs(tmp_path, 11.0)
     doc = reference_build.build(paths[:5], "local", "tester", max_detectable=100)
@@ -99,6 +101,7 @@ def test_confirm_fails_a_run_only_where_the_next_run_fails_the_same_case(tmp_pat
         [{(slow, "openmpi"): (True, True)}] * 3
 
 
+@pytest.mark.process
 def test_the_script_prints_the_splits_and_refuses_bad_input_in_one_line(tmp_path):
     paths = [str(p) for p in runs(tmp_path, 11.0)]
     ok = subprocess.run([sys.executable, str(SCRIPT), *paths, "--splits", "3", "--slow", "HaloCheck:100:max",

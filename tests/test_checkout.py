@@ -35,7 +35,7 @@ def other(tmp_path_factory):
     return checkout_copy(tmp_path_factory.mktemp("clone"))
 
 
-@pytest.mark.unit
+@pytest.mark.process
 def test_the_checkout_is_the_folder_run_from_or_above_it(other):
     probe = "from jitterbench import checkout; print(checkout.root(), checkout.output(), checkout.results_store())"
     for cwd in (other, other / "docs"):
@@ -44,7 +44,7 @@ def test_the_checkout_is_the_folder_run_from_or_above_it(other):
         assert out.stdout.split() == [str(other), str(other / "output"), str(other / "output" / "results.db")]
 
 
-@pytest.mark.unit
+@pytest.mark.process
 def test_outside_any_checkout_the_installed_one_is_used_and_named(tmp_path):
     out = jitterbench("history", "--store", str(tmp_path / "none.db"), cwd=tmp_path)
     probe = subprocess.run([sys.executable, "-c", "from jitterbench import checkout; print(checkout.root())"],
@@ -60,7 +60,7 @@ def test_a_folder_that_is_no_checkout_is_refused_in_one_line(tmp_path):
         checkout.use(tmp_path)
 
 
-@pytest.mark.unit
+@pytest.mark.process
 def test_site_new_and_history_work_on_the_clone_they_run_in_and_name_it(other):
     ours = digest(REPO / "systems")
     made = jitterbench("site", "new", "beside", "--hostname", "^beside$", "--scheduler", "slurm", "--launcher",

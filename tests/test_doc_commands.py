@@ -110,7 +110,7 @@ def path_problems(words, tops):
     return out
 
 
-@pytest.mark.unit
+@pytest.mark.process
 def test_the_docs_name_only_subcommands_options_and_paths_that_exist():
     tops, problems = tracked_tops(), []
     found = commands()

@@ -36,7 +36,7 @@ def test_the_median_interval_is_the_order_statistics_binomial_coverage_asks():
     assert all(math.isnan(v) for v in fidelity.median_interval([1, 2, 3, 4, 5]))  # P(B = 0) = 0.031 > 0.025
 
 
-@pytest.mark.unit
+@pytest.mark.process
 @pytest.mark.parametrize("args, message", [
     (["--mpi", "bogus"], "fidelity: --mpi: no MPI bogus (one of openmpi, mpich, intelmpi)"),
     (["--only", "speed"], "fidelity: no kind speed"),

@@ -119,7 +119,7 @@ def test_cases_are_the_same_for_a_seed(tmp_path):
     assert [first.case(i).key() for i in range(50)] != [other.case(i).key() for i in range(50)]
 
 
-@pytest.mark.unit
+@pytest.mark.process
 def test_a_killed_run_takes_its_children_along(tmp_path):
     pidfile = tmp_path / "child"
     res = fz.execute(["sh", "-c", f"sleep 60 & echo $! > {pidfile}; wait"], {}, 1)

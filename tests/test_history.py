@@ -19,7 +19,6 @@ import pytest
 from conftest import until_the_command_handles_signals
 from jitterbench import cli, history
 
-pytestmark = pytest.mark.unit
 
 DAY = 86400
 START = 1795323075
@@ -63,6 +62,7 @@ def run(capsys, *argv):
     return code, out, err
 
 
+@pytest.mark.unit
 def test_a_step_at_run_10_is_found_there_with_its_size_and_fails_the_history(tmp_path, capsys):
     code, out, _ = run(capsys, *reports(tmp_path, series(step_at=10, factor=1.5)), "--json")
     doc = json.loads(out)
@@ -73,6 +73,7 @@ def test_a_step_at_run_10_is_found_there_with_its_size_and_fails_the_history(tmp
     assert code == 1
 
 
+@pytest.mark.unit
 def test_the_alarm_names_the_variable_the_step_and_where_it_began(tmp_path, capsys):
     code, out, _ = run(capsys, *reports(tmp_path, series(step_at=10, factor=2.0)))
     (line,) = [x for x in out.splitlines() if x.startswith("WORSE")]
@@ -80,11 +81,13 @@ def test_the_alarm_names_the_variable_the_step_and_where_it_began(tmp_path, caps
     assert abs(float(re.search(r" x([0-9.]+) p=", line).group(1)) / 2.0 - 1) < 0.2
 
 
+@pytest.mark.unit
 def test_a_flat_series_has_no_change_point_and_passes(tmp_path, capsys):
     code, out, _ = run(capsys, *reports(tmp_path, series()), "--json")
     assert json.loads(out)["series"][0]["change_points"] == [] and code == 0
 
 
+@pytest.mark.unit
 @pytest.mark.parametrize("why, kw, factor", [
     ("to the better side", {}, 0.5),
     ("smaller than the reference detects", {"bound": (10.0, None, 0.6)}, 1.5),
@@ -98,6 +101,7 @@ def test_a_step_that_is_no_alarm(tmp_path, capsys, why, kw, factor):
     assert s["alarm"] is None and code == 0, why
 
 
+@pytest.mark.unit
 def test_a_variable_no_reference_bounds_alarms_past_min_step(tmp_path, capsys):
     paths = reports(tmp_path, series(step_at=10, factor=3.0), bound=(10.0, None, None))
     code, out, _ = run(capsys, *paths, "--json")
@@ -106,6 +110,7 @@ def test_a_variable_no_reference_bounds_alarms_past_min_step(tmp_path, capsys):
     assert run(capsys, *paths, "--min-step", "4")[0] == 0
 
 
+@pytest.mark.unit
 def test_a_bandwidth_is_worse_when_it_falls(tmp_path, capsys):
     values = series(step_at=10, factor=0.5)
     code, out, _ = run(capsys, *reports(tmp_path, values, bound=(100.0, -0.2, None), variable="bw_8192", unit="MB/s"),
@@ -114,6 +119,7 @@ def test_a_bandwidth_is_worse_when_it_falls(tmp_path, capsys):
     assert s["alarm"]["run"] == 10 and s["alarm"]["worse"] is True and code == 1
 
 
+@pytest.mark.unit
 def test_a_step_back_ends_the_alarm(tmp_path, capsys):
     values = series(n=24, step_at=8, factor=2.0)
     values[15:] = [v / 2.0 for v in values[15:]]
@@ -122,6 +128,7 @@ def test_a_step_back_ends_the_alarm(tmp_path, capsys):
     assert [cp["run"] for cp in s["change_points"]][:2] == [8, 16] and s["alarm"] is None and code == 0
 
 
+@pytest.mark.unit
 def test_since_and_the_filters_narrow_the_series(tmp_path, capsys):
     paths = reports(tmp_path, series(step_at=10, factor=2.0))
     sixth = datetime.fromtimestamp(START + 5 * DAY, timezone.utc).strftime("%Y-%m-%dT%H:%M:%S")
@@ -133,6 +140,7 @@ def test_since_and_the_filters_narrow_the_series(tmp_path, capsys):
         assert json.loads(out)["series"] == [] and code == 0
 
 
+@pytest.mark.unit
 def test_a_run_given_twice_counts_once(tmp_path, capsys):
     paths = reports(tmp_path, series())
     code, out, _ = run(capsys, *paths, *paths[:3], "--json")
@@ -151,6 +159,7 @@ def store(path, reports_):
     return path
 
 
+@pytest.mark.unit
 def test_the_store_is_read_with_the_reports_and_a_run_in_both_counts_once(tmp_path, capsys):
     paths = reports(tmp_path, series(step_at=10, factor=2.0))
     db = store(tmp_path / "results.db", paths[:12])
@@ -159,6 +168,7 @@ def test_the_store_is_read_with_the_reports_and_a_run_in_both_counts_once(tmp_pa
     assert len(doc["runs"]) == 15 and doc["series"][0]["alarm"]["run"] == 10
 
 
+@pytest.mark.unit
 def test_a_store_read_in_shares_and_reports_beside_it_make_one_series_in_order(tmp_path, capsys):
     """60 runs, 55 in the store (enough to be read by a worker a core), a second variable gapped in
     the older runs, and the newest 10 runs given as reports (5 of them also in the store): every value once, in
@@ -184,6 +194,7 @@ def test_a_store_read_in_shares_and_reports_beside_it_make_one_series_in_order(t
     assert by_var["avg_x"]["bound"] == [68.0, None, 0.5]
 
 
+@pytest.mark.unit
 def test_a_stored_value_python_writes_as_nan_is_a_gap(tmp_path, capsys):
     paths = reports(tmp_path, [10.0, float("nan"), 11.0])  # json.dumps writes NaN, which orjson refuses
     assert "NaN" in Path(paths[1]).read_text()
@@ -192,6 +203,7 @@ def test_a_stored_value_python_writes_as_nan_is_a_gap(tmp_path, capsys):
     assert code == 0 and s["runs"] == [1, 3] and s["values"] == [10.0, 11.0]
 
 
+@pytest.mark.unit
 @pytest.mark.parametrize("seed", range(4))
 def test_a_series_the_screen_passes_over_has_no_change_point_by_otava(seed):
     """The screen (history._may_step) skips otava only where otava finds nothing: checked on
@@ -219,6 +231,7 @@ def test_a_series_the_screen_passes_over_has_no_change_point_by_otava(seed):
     assert 0 < sum(may) < len(made)
 
 
+@pytest.mark.unit
 @pytest.mark.parametrize("argv, says", [
     (["--since", "yesterday"], "--since 'yesterday': not a date"),
     (["--check", "("], "--check/--var: not a regular expression"),
@@ -232,6 +245,7 @@ def test_a_bad_option_gets_one_line(tmp_path, capsys, argv, says):
     assert code == 2 and out == "" and err.count("\n") == 1 and says in err
 
 
+@pytest.mark.unit
 def test_a_bad_store_or_report_gets_one_line(tmp_path, capsys):
     bad_db = tmp_path / "results.db"
     bad_db.write_text("not a database")
@@ -254,6 +268,7 @@ def test_a_bad_store_or_report_gets_one_line(tmp_path, capsys):
     assert code == 2 and "session_info.time_start_unix is not a number" in err
 
 
+@pytest.mark.unit
 def test_a_level_of_fewer_than_three_runs_is_an_outlier_not_a_step(tmp_path, capsys):
     values = series(n=15)
     values[-2:] = [v * 3 for v in values[-2:]]  # the newest two runs disturbed
@@ -265,6 +280,7 @@ def test_a_level_of_fewer_than_three_runs_is_an_outlier_not_a_step(tmp_path, cap
     assert json.loads(out)["series"][0]["alarm"]["run"] == 13 and code == 1
 
 
+@pytest.mark.unit
 def test_a_gap_and_a_zero_leave_the_rest_of_the_series(tmp_path, capsys):
     values = series(step_at=10, factor=2.0)
     values[3] = 0.0
@@ -273,6 +289,7 @@ def test_a_gap_and_a_zero_leave_the_rest_of_the_series(tmp_path, capsys):
     assert 4 not in s["runs"] and len(s["values"]) == 14 and s["alarm"]["run"] == 10
 
 
+@pytest.mark.unit
 def test_the_report_has_a_history_section_with_a_figure_of_the_step(tmp_path, capsys):
     paths = reports(tmp_path, series(step_at=10, factor=2.0))
     db = store(tmp_path / "results.db", paths)
@@ -283,6 +300,7 @@ def test_the_report_has_a_history_section_with_a_figure_of_the_step(tmp_path, ca
     assert (tmp_path / "report" / "figures" / "history-1.png").stat().st_size > 0
 
 
+@pytest.mark.process
 @pytest.mark.parametrize("signum", [signal.SIGINT, signal.SIGTERM, signal.SIGHUP])
 def test_a_signal_while_the_command_loads_is_one_line(tmp_path, signum):
     """Ctrl-C (SIGINT to the process group, as a terminal sends it), SIGTERM or SIGHUP while the

@@ -135,7 +135,7 @@ def test_2_a_system_name_from_the_reports_cannot_take_reference_o_dir_outside_it
 
 # ---- 3: no hang on a FIFO output -----------------------------------------------------------
 
-@pytest.mark.unit
+@pytest.mark.process
 @pytest.mark.parametrize("argv", [
     ["reference", "{reports}", "-o", "{fifo}"],
     ["simulate", "alltoall", "{samples}", "--trials", "10", "--json", "{fifo}"],
@@ -200,7 +200,7 @@ def test_4_a_dashboard_that_accepts_and_never_answers_costs_one_timeout(monkeypa
 
 # ---- 5: JB_* folders checked as JB_OUTPUT is ------------------------------------------------
 
-@pytest.mark.unit
+@pytest.mark.process
 @pytest.mark.parametrize("name", ["JB_PREFIX", "JB_OSU_PREFIX", "JB_IMB_PREFIX", "JB_PERFTEST_PREFIX",
                                   "JB_SPACK_VIEWS", "JB_REFERENCE_DIR"])
 def test_5_a_folder_variable_holding_commands_or_naming_nothing_is_one_line(tmp_path, name):
@@ -239,7 +239,7 @@ except KeyboardInterrupt:
 """
 
 
-@pytest.mark.unit
+@pytest.mark.process
 def test_6_a_signal_that_lands_in_a_callback_still_ends_the_command():
     proc = subprocess.run([sys.executable, "-c", CALLBACK_SIGNAL], cwd=REPO, capture_output=True, text=True,
                           timeout=GUARD_S)
@@ -259,7 +259,7 @@ sys.exit(entry.main())
 """
 
 
-@pytest.mark.unit
+@pytest.mark.process
 def test_6_a_signal_that_comes_as_the_command_ends_is_one_line_not_a_death_by_sigint():
     """Python acts on a signal at the next call: a SIGTERM that came as the command returned was raised
     on entering the entry point's last signals.quiet(), outside any handler, and the process ended by
@@ -294,7 +294,7 @@ def test_6_a_signal_right_after_the_temporary_output_is_made_leaves_nothing(tmp_
 
 # ---- 7 and 13: read-only targets -----------------------------------------------------------
 
-@pytest.mark.unit
+@pytest.mark.process
 @pytest.mark.parametrize("command,target,mode", [("report", "rep", 0o555), ("reference", "local.yaml", 0o444)])
 def test_7_a_read_only_report_or_reference_is_kept_as_it_is(scratch, command, target, mode):
     base, uid = scratch
@@ -307,7 +307,7 @@ def test_7_a_read_only_report_or_reference_is_kept_as_it_is(scratch, command, ta
     assert fz.snapshot(base) == before
 
 
-@pytest.mark.unit
+@pytest.mark.process
 def test_13_simulate_json_into_a_read_only_folder_is_refused_before_the_table(scratch):
     base, uid = scratch
     (base / "samples.txt").write_text("5\n6\n7\n")
@@ -333,7 +333,7 @@ def test_8_a_file_holding_the_marker_text_further_in_is_not_overwritten(tmp_path
 
 # ---- 9: '' refused everywhere --------------------------------------------------------------
 
-@pytest.mark.unit
+@pytest.mark.process
 @pytest.mark.parametrize("command", ["report", "compare", "reference"])
 def test_9_an_output_named_empty_is_refused(tmp_path, command):
     made = reports(tmp_path)
@@ -344,7 +344,7 @@ def test_9_an_output_named_empty_is_refused(tmp_path, command):
 
 # ---- 10: a full standard output ------------------------------------------------------------
 
-@pytest.mark.unit
+@pytest.mark.process
 @pytest.mark.parametrize("argv", [["summarize", "{halo}"], ["table", "{report}"], ["--help"], ["table", "--help"],
                                   ["--version"], ["report", "{report}", "-o", "rep"],
                                   ["simulate", "profile", "--compute-us", "10", "--messages", "2", "--size", "8"]])
@@ -361,7 +361,7 @@ def test_10_a_full_standard_output_is_one_line_and_exit_2(tmp_path, argv):
 
 # ---- 11: numbers the tool computes with ----------------------------------------------------
 
-@pytest.mark.unit
+@pytest.mark.process
 def test_11_a_false_alarm_rate_too_small_to_bound_is_said_of_the_rate(tmp_path):
     proc = jitterbench("reference", *reports(tmp_path), "--false-alarm-rate", "1e-320", "-o", "out.yaml", cwd=tmp_path)
     one_line(proc, "false-alarm rate of 1e-320")
@@ -372,7 +372,7 @@ def _address_space(limit):
     return lambda: resource.setrlimit(resource.RLIMIT_AS, (limit, limit))
 
 
-@pytest.mark.unit
+@pytest.mark.process
 def test_11_simulate_under_an_address_space_limit_names_the_limit(tmp_path):
     (tmp_path / "samples.txt").write_text("5\n6\n7\n")
     proc = subprocess.run([*JITTERBENCH, "simulate", "alltoall", "samples.txt", "--trials", "20000000"], cwd=tmp_path,
@@ -398,7 +398,7 @@ def test_12_a_size_over_the_address_space_limit_is_one_line_naming_its_option(op
 
 # ---- 13: one run given twice ---------------------------------------------------------------
 
-@pytest.mark.unit
+@pytest.mark.process
 @pytest.mark.parametrize("command", ["report", "compare"])
 def test_13_the_same_run_given_twice_is_refused(tmp_path, command):
     report = reports(tmp_path)[0]
@@ -424,7 +424,7 @@ def test_6_an_interrupt_a_library_turned_into_its_own_error_is_still_an_interrup
         cli.main(["summarize", "x.json"])
 
 
-@pytest.mark.unit
+@pytest.mark.process
 def test_a_refusal_after_reading_four_runs_or_more_is_one_line_without_a_progress_bar(tmp_path):
     """Found by the fuzzer's traversal family: tqdm's bar, on a standard error that is no terminal,
     put carriage returns (lines to splitlines, and to a log) before the one line."""

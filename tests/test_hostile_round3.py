@@ -15,6 +15,7 @@ from pathlib import Path
 
 import pytest
 
+from conftest import command
 from support import fuzz_cli as fz
 from jitterbench import cli, files, references, settings
 
@@ -144,7 +145,7 @@ sys.exit(entry.main())
 """
 
 
-@pytest.mark.unit
+@pytest.mark.process
 def test_3_a_signal_that_a_module_s_import_turns_into_an_import_error_is_one_line():
     proc = subprocess.run([sys.executable, "-c", SIGNAL_IN_AN_IMPORT], cwd=REPO, capture_output=True, text=True,
                           timeout=GUARD_S)
@@ -167,7 +168,7 @@ sys.meta_path.insert(0, Stopped())
 """
 
 
-@pytest.mark.unit
+@pytest.mark.process
 def test_3_a_signal_that_leaves_an_exec_during_the_imports_is_one_line_under_python_m(tmp_path):
     (tmp_path / "sitecustomize.py").write_text(SIGNAL_IN_EXEC)
     env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(tmp_path), str(REPO)])}
@@ -176,7 +177,7 @@ def test_3_a_signal_that_leaves_an_exec_during_the_imports_is_one_line_under_pyt
     assert (proc.returncode, proc.stdout, proc.stderr) == (130, "", "jitterbench: interrupted\n")
 
 
-@pytest.mark.unit
+@pytest.mark.process
 def test_3_the_package_loads_nothing_before_the_entry_point_s_handler():
     """The entry point's first line installs the handler; the package it lives in loads nothing
     first (importlib.metadata took a window of its own, in which a signal was Python's default)."""
@@ -276,8 +277,6 @@ def test_7_a_samples_file_read_as_a_stream_gives_what_it_gave(tmp_path):
         simulate.load_samples(samples)
 
 
-
-
 # ---- 4 and 10: every JB_* variable, one table, every entry point ----------------------------------
 
 def load_configuration(env, cwd=REPO, user=()):
@@ -295,7 +294,7 @@ def test_4_a_url_that_reframe_cannot_parse_is_refused(url):
     settings.check(environ={"JB_RESULTS_URL": "http://[::1]:9200/jb/_doc"})
 
 
-@pytest.mark.unit
+@pytest.mark.process
 @pytest.mark.parametrize("name,value", [("JB_SYSTEM", "x;touch P"), ("JB_MODE", "papers;x"), ("JB_ACCOUNT", "a b"),
                                         ("JB_PARTITION", "$(touch P)"), ("JB_MODULES", "m;touch P"),
                                         ("JB_RFM_OPTIONS", "-n x\ntouch P"), ("JB_SPACK_SYSTEM", "../x"),
@@ -307,9 +306,9 @@ def test_10_the_pipeline_s_variables_stop_reframe_s_configuration_and_the_comman
     assert proc.returncode != 0 and proc.stderr.count("\n") == 1, proc.stderr
     assert proc.stderr.startswith(f"jitterbench: {name}=")
     assert "Traceback" not in proc.stderr and not (tmp_path / "out").exists()
-    command = subprocess.run([*JITTERBENCH, "table", "--help"], cwd=tmp_path, capture_output=True, text=True,
-                             env={**os.environ, name: value}, timeout=GUARD_S)
-    one_line(command, f"{name}=")
+    ran = subprocess.run([*JITTERBENCH, "table", "--help"], cwd=tmp_path, capture_output=True, text=True,
+                         env={**os.environ, name: value}, timeout=GUARD_S)
+    one_line(ran, f"{name}=")
 
 
 @pytest.mark.unit
@@ -319,7 +318,7 @@ def test_10_a_launcher_command_as_the_environments_set_it_passes():
 
 # ---- 5: a relative JB_OUTPUT ------------------------------------------------------------------
 
-@pytest.mark.unit
+@pytest.mark.process
 @pytest.mark.parametrize("value", ["nan", "0", "-1"])
 def test_5_a_relative_output_that_cannot_be_made_is_named_with_where_it_resolved(scratch, value):
     locked = scratch / "locked"
@@ -335,9 +334,9 @@ def test_5_a_relative_output_that_cannot_be_made_is_named_with_where_it_resolved
 # ---- 9: history --session-extras of a mode that does not exist ---------------------------------
 
 @pytest.mark.unit
-def test_9_session_extras_of_an_unknown_mode_is_refused(tmp_path):
-    proc = subprocess.run([*JITTERBENCH, "history", "--session-extras", "bogus"], cwd=tmp_path,
-                          capture_output=True, text=True, timeout=GUARD_S)
+def test_9_session_extras_of_an_unknown_mode_is_refused(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    proc = command("history", "--session-extras", "bogus")
     one_line(proc, "bogus", "quick", "acceptance")
     assert proc.stdout == ""
 
@@ -354,12 +353,11 @@ def test_a_bidirectional_control_in_a_value_is_escaped_in_the_one_line(char):
 
 
 @pytest.mark.unit
-def test_an_unknown_option_is_said_to_be_unknown_before_what_is_missing(tmp_path):
-    proc = subprocess.run([*JITTERBENCH, "site", "new", "-rf"], cwd=tmp_path, capture_output=True, text=True,
-                          timeout=GUARD_S)
+def test_an_unknown_option_is_said_to_be_unknown_before_what_is_missing(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    proc = command("site", "new", "-rf")
     one_line(proc, "-rf")
     assert "unrecognized arguments: -rf" in proc.stderr and "required" not in proc.stderr
     # a missing argument alone is still said as such
-    proc = subprocess.run([*JITTERBENCH, "site", "new"], cwd=tmp_path, capture_output=True, text=True,
-                          timeout=GUARD_S)
+    proc = command("site", "new")
     one_line(proc, "required: NAME")

@@ -19,7 +19,7 @@ print(sorted({name.split(".")[0] for name in sys.modules} & {"reframe"}))
 """
 
 
-@pytest.mark.unit
+@pytest.mark.process
 @pytest.mark.parametrize("command", ["summarize", "table", "report", "compare", "reference", "history", "simulate",
                                      "site"])
 def test_a_command_that_reads_files_does_not_load_reframe(command):

@@ -118,10 +118,13 @@ MISTAKES = [
      ["(acme)", "'laptop'", "--system local"]),
 ]
 SAID = []  # what systems.load_systems says, one line each
+# the mistakes only ReFrame itself finds, which `plan` starts to ask: a process test each
+FOUND_BY_REFRAME = {"a -p that selects no environment"}
 
 
-@pytest.mark.unit
-@pytest.mark.parametrize("mistake,run,environ,says", MISTAKES, ids=[m[0] for m in MISTAKES])
+@pytest.mark.parametrize("mistake,run,environ,says", [
+    pytest.param(*m, id=m[0], marks=pytest.mark.process if m[0] in FOUND_BY_REFRAME else pytest.mark.unit)
+    for m in MISTAKES])
 def test_a_mistake_is_one_line_naming_it_and_what_to_do(mistake, run, environ, says, tmp_path, monkeypatch,
                                                         capsys):
     monkeypatch.chdir(tmp_path)  # nothing is written anywhere else

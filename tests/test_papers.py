@@ -85,7 +85,7 @@ def test_every_paper_file_says_where_its_paper_states_each_value():
             assert all(e["where"] and ".txt" not in e["where"] for e in entries), system
 
 
-@pytest.mark.unit
+@pytest.mark.process
 def test_no_file_cites_a_paper_by_its_file_name():
     """The project cites a paper by its authors, title and year: the names of the files its text
     was read from (NNN_<hash>.txt) mean nothing at a site."""

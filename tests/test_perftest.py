@@ -110,7 +110,7 @@ needs_perftest = pytest.mark.skipif(shutil.which("ib_send_lat") is None,
                                     reason="perftest is not installed (ci/setup.sh installs Debian's perftest)")
 
 
-@pytest.mark.unit
+@pytest.mark.process
 @needs_perftest
 def test_pair_without_an_adapter_fails_with_perftest_s_own_error_and_leaves_no_server(tmp_path):
     start = time.monotonic()

@@ -30,7 +30,7 @@ def lmod_site(tmp_path, modules=()):
     return sites
 
 
-@pytest.mark.unit
+@pytest.mark.process
 def test_plan_shows_reframe_s_own_error_in_one_line(tmp_path):
     fake = tmp_path / "reframe"
     fake.write_text("#!/bin/sh\necho '[ReFrame Setup]'\n"

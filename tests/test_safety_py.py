@@ -20,7 +20,6 @@ import pytest
 from conftest import halo_document, until_the_command_handles_signals
 from jitterbench import cli, files, report_figures
 
-pytestmark = pytest.mark.unit
 
 REPORT_FILES = {"index.html", "environment.html", "figures", files.MARKER}
 
@@ -75,6 +74,7 @@ def tree(folder):
 
 # ---- report and compare -o: only an earlier report is replaced ---------------------------------
 
+@pytest.mark.unit
 @pytest.mark.parametrize("command", ["report", "compare"])
 def test_o_onto_a_folder_of_the_users_refuses_and_touches_nothing(tmp_path, capsys, halo_json, command):
     mine = tmp_path / "mine"
@@ -86,6 +86,7 @@ def test_o_onto_a_folder_of_the_users_refuses_and_touches_nothing(tmp_path, caps
     assert tree(tmp_path) == before
 
 
+@pytest.mark.unit
 def test_o_onto_an_earlier_report_holding_a_file_of_the_users_refuses(tmp_path, capsys, halo_json):
     out = tmp_path / "out"
     assert cli.main(["report", str(halo_json), "-o", str(out)]) == 0
@@ -97,6 +98,7 @@ def test_o_onto_an_earlier_report_holding_a_file_of_the_users_refuses(tmp_path, 
     assert tree(tmp_path) == before
 
 
+@pytest.mark.unit
 @pytest.mark.parametrize("command", ["report", "compare"])
 def test_o_onto_an_existing_file_refuses(tmp_path, capsys, halo_json, command):
     target = tmp_path / "results.txt"
@@ -106,6 +108,7 @@ def test_o_onto_an_existing_file_refuses(tmp_path, capsys, halo_json, command):
     assert target.read_text() == "mine" and sorted(os.listdir(tmp_path)) == ["halo.json", "results.txt"]
 
 
+@pytest.mark.unit
 def test_o_onto_an_earlier_report_replaces_it_whole(tmp_path, capsys, halo_json):
     out = tmp_path / "out"
     assert cli.main(["report", str(halo_json), "-o", str(out), "--title", "first"]) == 0
@@ -122,6 +125,7 @@ def test_o_onto_an_earlier_report_replaces_it_whole(tmp_path, capsys, halo_json)
     assert sorted(os.listdir(tmp_path)) == ["halo.json", "out"]  # no temporary folder left beside it
 
 
+@pytest.mark.unit
 def test_a_folder_the_tool_made_empty_is_its_own_and_replaced_again(tmp_path, capsys):
     """A report with no figures (an EagerCheck run) leaves figures/ empty: the marker lists it, so
     the same command run again (the main job's second run) replaces the report."""
@@ -135,6 +139,7 @@ def test_a_folder_the_tool_made_empty_is_its_own_and_replaced_again(tmp_path, ca
         "jitterbench test", "folder figures", f"sha256:{hashlib.sha256(b'x').hexdigest()} index.html"]
 
 
+@pytest.mark.unit
 @pytest.mark.parametrize("mask,mode", [(0o022, 0o755), (0o027, 0o750)])
 def test_the_report_folder_has_the_users_umask(tmp_path, capsys, halo_json, mask, mode):
     old = os.umask(mask)
@@ -156,6 +161,7 @@ def earlier_report(tmp_path, halo_json, capsys):
     return out
 
 
+@pytest.mark.unit
 def test_ctrl_c_while_the_report_is_drawn_keeps_the_old_report(tmp_path, capsys, halo_json, earlier_report,
                                                                  monkeypatch):
     before = tree(tmp_path)
@@ -169,6 +175,7 @@ def test_ctrl_c_while_the_report_is_drawn_keeps_the_old_report(tmp_path, capsys,
     assert tree(tmp_path) == before
 
 
+@pytest.mark.unit
 def test_ctrl_c_between_the_two_renames_puts_the_old_report_back(tmp_path, capsys, halo_json, earlier_report,
                                                                   monkeypatch):
     """Where the system cannot exchange two folders in one step (files.exchange): the old one
@@ -190,6 +197,7 @@ def test_ctrl_c_between_the_two_renames_puts_the_old_report_back(tmp_path, capsy
     assert tree(tmp_path) == before
 
 
+@pytest.mark.unit
 @pytest.mark.parametrize("step", ["before the exchange", "after it, while the old one is removed"])
 @pytest.mark.parametrize("signum", [signal.SIGINT, signal.SIGTERM])
 def test_a_signal_at_each_step_of_the_swap_leaves_the_old_or_the_new_report(tmp_path, capsys, halo_json,
@@ -234,6 +242,7 @@ def test_a_signal_at_each_step_of_the_swap_leaves_the_old_or_the_new_report(tmp_
         assert tree(tmp_path) != before and not [p.name for p in tmp_path.iterdir() if p.name.startswith(".")]
 
 
+@pytest.mark.unit
 @pytest.mark.parametrize("exchanged", [True, False])
 def test_a_folder_changed_between_the_check_and_the_swap_is_never_removed(tmp_path, capsys, halo_json,
                                                                           earlier_report, monkeypatch, exchanged):
@@ -268,6 +277,7 @@ def writing(tmp_path, output, *extra):
             ["simulate", "alltoall", str(samples), "--trials", "10", "--json", str(output), *extra])
 
 
+@pytest.mark.unit
 @pytest.mark.parametrize("output", ["ref.yaml", "sim.json"])
 def test_a_file_the_tool_did_not_write_is_refused_through_a_link_too_and_force_replaces_it(tmp_path, capsys,
                                                                                             output):
@@ -288,6 +298,7 @@ def test_a_file_the_tool_did_not_write_is_refused_through_a_link_too_and_force_r
     assert cli.main(writing(tmp_path, target)) == 0  # now its own: replaced without --force
 
 
+@pytest.mark.unit
 @pytest.mark.parametrize("command", [["reference", "-o", ""], ["simulate", "alltoall", "x", "--json", ""]])
 def test_an_empty_output_name_is_refused(tmp_path, capsys, command):
     (tmp_path / "x").write_text("5\n6\n")
@@ -298,6 +309,7 @@ def test_an_empty_output_name_is_refused(tmp_path, capsys, command):
     assert err.count("\n") == 1 and ("''" in err or "name the reference file" in err)
 
 
+@pytest.mark.unit
 @pytest.mark.parametrize("output", ["ref.yaml", "sim.json"])
 def test_ctrl_c_while_a_file_is_written_keeps_the_old_file(tmp_path, capsys, monkeypatch, output):
     target = tmp_path / output
@@ -318,6 +330,7 @@ def test_ctrl_c_while_a_file_is_written_keeps_the_old_file(tmp_path, capsys, mon
     assert tree(tmp_path) == before
 
 
+@pytest.mark.unit
 def test_a_reference_file_named_by_the_user_is_replaced_whole_and_keeps_its_mode(tmp_path, capsys):
     reports, target = run_reports(tmp_path), tmp_path / "local.yaml"
     target.write_text(OWN["ref.yaml"])
@@ -333,6 +346,7 @@ def test_a_reference_file_named_by_the_user_is_replaced_whole_and_keeps_its_mode
     assert stat.S_IMODE(target.stat().st_mode) == 0o640 and len(os.listdir(tmp_path)) == 6
 
 
+@pytest.mark.process
 @pytest.mark.parametrize("signum", [signal.SIGINT, signal.SIGTERM, signal.SIGHUP])
 def test_a_signal_in_a_real_process_is_one_line_exit_130_and_changes_nothing(tmp_path, signum):
     """Ctrl-C (SIGINT), SIGTERM or SIGHUP while `reference ... -o FILE` loads its modules, a known
@@ -351,6 +365,7 @@ def test_a_signal_in_a_real_process_is_one_line_exit_130_and_changes_nothing(tmp
     assert tree(tmp_path) == before
 
 
+@pytest.mark.unit
 def test_a_pipe_or_device_as_input_is_refused_without_waiting_on_it(tmp_path, capsys):
     """A FIFO no one writes would block a read for ever, /dev/zero would fill the memory: both
     are refused before any read, in one line naming them."""
@@ -388,6 +403,7 @@ def document_with(field_text):
     return text[:start] + field_text + text[end:]
 
 
+@pytest.mark.unit
 @pytest.mark.parametrize("command", ["summarize", "report", "compare", "simulate halo"])
 @pytest.mark.parametrize("name,field_text,message", BAD_DOCUMENTS, ids=[b[0] for b in BAD_DOCUMENTS])
 def test_a_bad_number_in_a_document_is_one_line_naming_file_and_field(tmp_path, capsys, command, name,
@@ -399,6 +415,7 @@ def test_a_bad_number_in_a_document_is_one_line_naming_file_and_field(tmp_path, 
     assert sorted(os.listdir(tmp_path)) == ["bad.json"]
 
 
+@pytest.mark.unit
 @pytest.mark.parametrize("command", ["summarize", "table", "report", "reference", "simulate halo",
                                      "simulate alltoall"])
 def test_json_nested_100000_deep_is_one_line(tmp_path, capsys, command):
@@ -409,6 +426,7 @@ def test_json_nested_100000_deep_is_one_line(tmp_path, capsys, command):
     assert sorted(os.listdir(tmp_path)) == ["deep.json"]
 
 
+@pytest.mark.unit
 @pytest.mark.parametrize("command", ["table", "report", "reference"])
 def test_runs_that_is_not_a_list_is_one_line(tmp_path, capsys, command):
     path = tmp_path / "report.json"
@@ -418,6 +436,7 @@ def test_runs_that_is_not_a_list_is_one_line(tmp_path, capsys, command):
     assert sorted(os.listdir(tmp_path)) == ["report.json"]
 
 
+@pytest.mark.unit
 def test_a_string_performance_value_in_a_run_report_names_its_field(tmp_path, capsys):
     report = run_report({})
     report["runs"][0]["testcases"][0]["perfvalues"]["local:default:max"][0] = "fast"
@@ -435,6 +454,7 @@ HaloCheck:
 """
 
 
+@pytest.mark.unit
 @pytest.mark.parametrize("value,message", [
     (".nan", "'.nan' is not a finite number"),
     (".inf", "'.inf' is not a finite number"),
@@ -451,6 +471,7 @@ def test_a_bad_number_in_a_reference_file_is_one_line_naming_file_and_field(tmp_
     assert sorted(os.listdir(tmp_path)) == ["local.yaml"]
 
 
+@pytest.mark.unit
 def test_a_reference_file_nested_100000_deep_is_one_line(tmp_path, capsys):
     path = tmp_path / "local.yaml"
     path.write_text("[" * 100000)
@@ -461,6 +482,7 @@ def test_a_reference_file_nested_100000_deep_is_one_line(tmp_path, capsys):
 
 # ---- no passwd entry -------------------------------------------------------------------------
 
+@pytest.mark.unit
 def test_a_user_without_a_passwd_entry_is_named_by_uid(tmp_path, capsys, monkeypatch):
     """As in a container under an arbitrary uid: no name in the environment, none in passwd."""
     import pwd
@@ -476,6 +498,7 @@ def test_a_user_without_a_passwd_entry_is_named_by_uid(tmp_path, capsys, monkeyp
     assert f"measured_by: uid{os.getuid()}@{os.uname().nodename}" in target.read_text()
 
 
+@pytest.mark.unit
 def test_only_reference_asks_who_the_user_is(tmp_path, capsys, monkeypatch, halo_json):
     def nobody():
         raise OSError("no such user")
@@ -485,6 +508,7 @@ def test_only_reference_asks_who_the_user_is(tmp_path, capsys, monkeypatch, halo
     assert "isend-recv" in capsys.readouterr().out
 
 
+@pytest.mark.unit
 def test_compare_refuses_one_run_under_two_labels(tmp_path, capsys):
     """A run set against itself would be compared with its own values, its repeats counted twice."""
     first, second = run_reports(tmp_path)[:2]
@@ -494,6 +518,7 @@ def test_compare_refuses_one_run_under_two_labels(tmp_path, capsys):
     assert cli.main(["compare", f"A={first}", f"B={second}", "-o", str(tmp_path / "cmp")]) == 0
 
 
+@pytest.mark.unit
 @pytest.mark.parametrize("argv", [["table"], ["bogus"], ["history", "--since"], ["reference", "--min-slack", "1"],
                                   ["simulate", "alltoall"], ["simulate", "profile", "--size", "x"], ["plan", "--bogus"]])
 def test_a_refused_command_line_is_one_line_naming_where_the_usage_is(capsys, argv):

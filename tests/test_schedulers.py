@@ -8,7 +8,7 @@ import pytest
 from jitterbench.harness.schedulers import wait_for_exit
 
 
-@pytest.mark.unit
+@pytest.mark.process
 def test_the_local_scheduler_waits_for_the_job_s_exit_or_its_time_left():
     """jb-local (jitterbench/harness/schedulers.py) blocks until the job's process exits, not a poll's
     sleep, and no longer than the time it is given; a process already reaped is not waited for."""

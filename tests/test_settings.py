@@ -12,7 +12,6 @@ import pytest
 
 from jitterbench import settings
 
-pytestmark = pytest.mark.unit
 REPO = Path(__file__).resolve().parents[1]
 
 HOSTILE = ["$(touch X)", "`touch X`", "a; touch X", "a b", "a\ntouch X", "a\rb", "{environ", "{x}/{environ}"]
@@ -32,6 +31,7 @@ def verdict(name, value):
     return None
 
 
+@pytest.mark.unit
 @pytest.mark.parametrize("name", sorted(EVERY))
 def test_each_variable_refuses_a_line_break_and_names_itself(name):
     for value in HOSTILE:
@@ -56,6 +56,7 @@ def test_each_variable_refuses_a_line_break_and_names_itself(name):
         assert all(verdict(name, v) for v in HOSTILE[:3])
 
 
+@pytest.mark.unit
 def test_templates_take_environ_and_no_other_field():
     assert verdict("JB_PREFIX", f"{REPO}/{{environ}}") is None
     assert verdict("JB_OSU_PREFIX", f"{REPO}/jb-{{environ}}/bin") is None
@@ -63,6 +64,7 @@ def test_templates_take_environ_and_no_other_field():
         assert "JB_PREFIX" in verdict("JB_PREFIX", bad)
 
 
+@pytest.mark.unit
 def test_the_pipeline_s_own_values_pass():
     good = {"JB_SYSTEM": "daint", "JB_PARTITION": "normal", "JB_ACCOUNT": "s1234", "JB_MODE": "acceptance",
             "JB_MODULES": "cray-mpich/8.1.28 openmpi@4.1.4", "JB_RFM_OPTIONS": "--max-retries=1 -S calls=100",
@@ -74,6 +76,7 @@ def test_the_pipeline_s_own_values_pass():
         assert verdict(name, bad).startswith(f"{name}=")
 
 
+@pytest.mark.unit
 def test_a_folder_variable_naming_a_file_is_refused(tmp_path):
     file = tmp_path / "f"
     file.write_text("mine")
@@ -81,6 +84,7 @@ def test_a_folder_variable_naming_a_file_is_refused(tmp_path):
     assert file.read_text() == "mine"
 
 
+@pytest.mark.process
 @pytest.mark.parametrize("argv", [["jitterbench", "table", "--help"], ["bash", "ci/pipeline.sh", "acceptance"]])
 def test_the_command_and_the_pipeline_stop_at_a_bad_variable_in_one_line(tmp_path, argv):
     bin_dir = Path(sys.executable).parent
@@ -97,6 +101,7 @@ def test_the_command_and_the_pipeline_stop_at_a_bad_variable_in_one_line(tmp_pat
     assert not (tmp_path / "X").exists() and not (REPO / "X").exists() and not (tmp_path / "out").exists()
 
 
+@pytest.mark.unit
 def test_launches_are_a_whole_number_from_1_to_1000_and_default_to_1_in_each_of_10_rounds():
     assert verdict("JB_LAUNCHES", "3") is None and verdict("JB_LAUNCHES", "1000") is None
     for bad in ("0", "1001", "-1", "2.5", "five", "1e3", " 5"):
@@ -109,6 +114,7 @@ def test_launches_are_a_whole_number_from_1_to_1000_and_default_to_1_in_each_of_
     assert settings.rounds({}) == settings.ROUNDS == 10 and settings.rounds({"JB_ROUNDS": "3"}) == 3
 
 
+@pytest.mark.unit
 def test_every_jb_name_the_repository_reads_is_known():
     """An unknown JB_* name stops every command (settings.check): a name read somewhere but not
     registered in settings.py would stop a site that sets it."""

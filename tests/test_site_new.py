@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from conftest import checkout_copy
+from conftest import checkout_copy, command
 from jitterbench import site
 from jitterbench.harness import systems
 from jitterbench import transports as T
@@ -110,7 +110,7 @@ def test_a_slurm_without_accounting_gets_the_squeue_scheduler_that_waits_for_an_
 @pytest.mark.unit
 def test_bad_input_is_one_line_and_writes_nothing(args, message):
     before = {p: hashlib.sha256(p.read_bytes()).hexdigest() for p in site.sites_folder().rglob("*") if p.is_file()}
-    proc = jitterbench("site", "new", *args)
+    proc = command("site", "new", *args)
     assert proc.returncode == 2 and proc.stdout == ""
     assert proc.stderr.count("\n") == 1 and proc.stderr.startswith("jitterbench: error: "), proc.stderr
     assert message in proc.stderr, proc.stderr
@@ -193,7 +193,7 @@ def test_reframe_lists_the_checks_of_a_site_written_by_the_command(tmp_path):
     assert "@acme:compute+openmpi" in listed.stdout or "~acme:compute+openmpi" in listed.stdout
 
 
-@pytest.mark.unit
+@pytest.mark.process
 def test_the_local_partition_runs_no_more_tasks_a_node_than_cpus_it_may_use():
     """Under an affinity of one CPU (a container's or a batch job's cpuset), the local partition
     takes one task a node, however many CPUs the machine has: the checks never oversubscribe."""

@@ -123,7 +123,7 @@ def test_one_view_per_mpi_named_as_the_reframe_environments_and_one_for_perftest
     assert env["view"]["rdma"]["select"] == ["perftest"]
 
 
-@pytest.mark.unit
+@pytest.mark.process
 def test_the_lock_file_and_spacks_leftovers_are_ignored_by_git():
     ignored = subprocess.run(["git", "check-ignore", "spack.lock", ".spack-env/views/openmpi",
                               "src/build-linux-x86_64_v3-abcdefg"], cwd=REPO, capture_output=True, text=True)

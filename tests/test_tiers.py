@@ -1,5 +1,6 @@
-"""The test tiers: pyproject.toml registers each of conftest's TIERS, and a test without
-exactly one of them stops the collection, naming it (conftest.pytest_collection_modifyitems)."""
+"""The test tiers: pyproject.toml registers each of conftest's TIERS, a test without exactly one
+of them stops the collection, naming it (conftest.pytest_collection_modifyitems), and a unit test
+that starts a program fails (conftest._unit_tests_start_no_program)."""
 from __future__ import annotations
 
 import os
@@ -10,17 +11,29 @@ from pathlib import Path
 import pytest
 
 from conftest import TIERS
-
-pytestmark = pytest.mark.unit
+from jitterbench import checkout
 
 REPO = Path(__file__).resolve().parents[1]
 
 
+@pytest.mark.unit
 def test_every_tier_is_registered(pytestconfig):
     registered = {line.split(":")[0] for line in pytestconfig.getini("markers")}
-    assert TIERS[0] == "unit" and set(TIERS) <= registered
+    assert TIERS[:2] == ("unit", "process") and set(TIERS) <= registered
 
 
+@pytest.mark.unit
+def test_a_unit_test_starts_no_program_but_asks_git_for_the_commit():
+    with pytest.raises(AssertionError, match="a unit test starts true: mark it process"):
+        subprocess.run(["true"])
+    with pytest.raises(AssertionError, match=r"a unit test starts \S+ -m jitterbench --version"):
+        subprocess.run([sys.executable, "-m", "jitterbench", "--version"], capture_output=True)
+    with pytest.raises(AssertionError, match="a unit test starts git ls-files"):
+        subprocess.run("git ls-files", shell=True, capture_output=True)
+    assert checkout.commit()  # git rev-parse, as the references' provenance asks it
+
+
+@pytest.mark.process
 def test_a_test_without_exactly_one_tier_stops_the_collection(tmp_path):
     (tmp_path / "test_x.py").write_text("import pytest\n\n"
                                         "def test_none():\n    pass\n\n"

@@ -13,16 +13,17 @@ import pytest
 import jitterbench
 from jitterbench import cli
 
-pytestmark = pytest.mark.unit
 
 REPO = Path(__file__).resolve().parents[1]
 RELEASE = (REPO / "VERSION").read_text().strip()
 
 
+@pytest.mark.unit
 def test_the_release_is_one_version_number():
     assert re.fullmatch(r"\d+\.\d+\.\d+", RELEASE), RELEASE
 
 
+@pytest.mark.unit
 def test_the_package_and_the_command_say_the_release(capsys):
     # the installed metadata lags behind VERSION until ci/setup.sh installs the package again
     assert version("jitterbench") == jitterbench.__version__ == RELEASE, "run ci/setup.sh"
@@ -31,6 +32,7 @@ def test_the_package_and_the_command_say_the_release(capsys):
     assert capsys.readouterr().out == f"jitterbench {RELEASE}\n"
 
 
+@pytest.mark.unit
 def test_every_build_is_configured_with_the_release():
     caches = sorted(REPO.glob("build/*/CMakeCache.txt"))
     if not caches:
@@ -40,6 +42,7 @@ def test_every_build_is_configured_with_the_release():
         assert line.split("=", 1)[1] == RELEASE, f"{cache.parent} is configured for {line}: build it again"
 
 
+@pytest.mark.process
 def test_each_build_stamps_the_commit_it_is_built_from(tmp_path):
     """src/version.cmake runs at every build: after a pull, `make` alone stamps the new commit
     (taken at configure time, results carried the old one); it leaves the header alone while
