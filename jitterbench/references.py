@@ -85,11 +85,12 @@ def loads(text, path) -> dict:
     return copy.deepcopy(_checked(text, str(path)))
 
 
-@functools.lru_cache(maxsize=8)
+@functools.lru_cache(maxsize=64)
 def _checked(text, path) -> dict:
     # Every test case reads its system's files in its setup: parsing local.yaml takes 0.17 s, more
     # than a case's launch, a copy of the parsed one 2 ms.  Keyed by the text, not by the file's
-    # time, so a file rewritten between cases is read again.
+    # time, so a file rewritten between cases is read again.  Room for more files than a session
+    # reads: the unit tests read the committed ones (vcluster.yaml: 1.3 s) among dozens of their own.
     doc = loads_yaml(text, path, ReferenceFileError)
     if not isinstance(doc, dict) or not doc:
         raise ReferenceFileError(f"{path}: not a reference file (expected a mapping of check names)")
