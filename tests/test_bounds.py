@@ -3,6 +3,7 @@ exact inputs, and over 10,000 simulated suites of known distributions its false-
 against the stated one and its power against the stored minimum detectable slowdown."""
 from __future__ import annotations
 
+import functools
 
 import numpy as np
 import pytest
@@ -15,6 +16,8 @@ pytestmark = pytest.mark.unit
 SUITES, RATE = 10_000, 0.01
 # the binomial 95 % interval of false alarms in SUITES suites at RATE
 LOW, HIGH = (x / SUITES for x in stats.binom.interval(0.95, SUITES, RATE))
+# the suites of a distribution and spread, simulated once for the rate's test and the power's
+calibrated = functools.cache(bounds.calibrate)
 
 
 def test_leave_one_out_scores_set_each_repeat_against_the_others():
@@ -76,7 +79,7 @@ def test_what_is_asserted_follows_the_record_then_the_unit():
 def test_the_false_alarm_rate_over_10000_suites_is_the_stated_one_or_below(distribution):
     """Exactly the stated rate where the model holds (a Pareto tail: exponential on the log
     scale); at most it for lighter tails, where the exponential tail is conservative."""
-    rate = bounds.calibrate(distribution, 0.1, suites=SUITES, rate=RATE)["false_alarm"].mean()
+    rate = calibrated(distribution, 0.1, suites=SUITES, rate=RATE)["false_alarm"].mean()
     if distribution == "pareto":
         assert LOW <= rate <= HIGH, (rate, LOW, HIGH)
     else:
@@ -89,7 +92,7 @@ def test_power_matches_the_stored_minimum_detectable_slowdown(distribution, sigm
     """A slowdown at or above a suite's minimum detectable slowdown is detected in at least half
     of the suites (a new run is above the median of k others half the time); one at most its
     square root in at most 5 % (each 95 % binomial test, where 100 or more suites fall there)."""
-    run = bounds.calibrate(distribution, sigma, suites=SUITES, rate=RATE)
+    run = calibrated(distribution, sigma, suites=SUITES, rate=RATE)
     for shift, detected in run["detected"].items():
         for where, claim in ((shift >= run["slowdown"], lambda k, n: stats.binomtest(k, n, 0.5, "less").pvalue),
                              (shift <= np.sqrt(run["slowdown"]),

@@ -3,6 +3,7 @@ the modules' imports of each other, module-level and inside functions alike, for
 from __future__ import annotations
 
 import ast
+import functools
 from pathlib import Path
 
 import pytest
@@ -35,8 +36,9 @@ def imports_of(path: Path) -> set[str]:
     return (found & MODULES.keys()) - {name}
 
 
-def graph() -> dict[str, set[str]]:
-    return {m: imports_of(p) for m, p in MODULES.items()}
+@functools.cache  # read once for every test of the package's imports (tests/test_architecture.py too)
+def graph() -> dict[str, frozenset[str]]:
+    return {m: frozenset(imports_of(p)) for m, p in MODULES.items()}
 
 
 def cycle(edges) -> list[str] | None:

@@ -374,11 +374,12 @@ def test_indices_by_division_redraw_exactly_the_words_above_the_last_whole_lot()
 @pytest.mark.parametrize("interrupts", [None, Interrupts(period_us=300.0, tick_us=5.0, rare_rate_per_us=1e-4, rare_us=500.0),
                                         sim.TraceInterrupts([50.0, 700.0], [20.0, 3.0], 1000.0)])
 def test_the_result_does_not_depend_on_the_number_of_workers(monkeypatch, interrupts):
-    trials = resampling.CHUNK_ELEMENTS // 64 * 2 + 5  # three chunks of trials
+    P = 8  # few processors: three chunks of trials cost an eighth of what they cost at 64
+    trials = resampling.CHUNK_ELEMENTS // P * 2 + 5  # three chunks of trials
     runs = []
     for workers in (1, 2, 3):
         monkeypatch.setattr(alltoall, "WORKERS", workers)
-        runs.append(sim.simulate_alltoall(skewed_sample(), 64, trials, rng(8), interrupts))
+        runs.append(sim.simulate_alltoall(skewed_sample(), P, trials, rng(8), interrupts))
     for other in runs[1:]:
         for key in runs[0]:
             assert np.array_equal(runs[0][key], other[key])
