@@ -7,6 +7,7 @@ Commands are read from the ```sh (and bare ```) blocks, their `\\` continuations
 `;`, `&&`, `||`, `|` and a loop's `do`, and from the inline code spans that start with
 `jitterbench ` (docs/cli.md's synopses), where `[...]` marks what is optional."""
 import argparse
+import functools
 import re
 import shlex
 import subprocess
@@ -78,10 +79,15 @@ def subparsers(parser):
     return next((a.choices for a in parser._actions if isinstance(a, argparse._SubParsersAction)), {})
 
 
+@functools.cache  # built once for the hundred commands the docs name: only read here
+def command_parser():
+    return cli.parser()
+
+
 def jitterbench_problem(args):
     """What a jitterbench command line names that the command lacks, or None; and the
     subcommand path it used."""
-    parser, path = cli.parser(), []
+    parser, path = command_parser(), []
     while args and subparsers(parser):
         if args[0] not in subparsers(parser):
             return f"no subcommand '{args[0]}' of jitterbench {' '.join(path)}".replace("  ", " "), path
