@@ -18,11 +18,11 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from jitterbench import simulate  # noqa: E402
-from jitterbench.simulate import alltoall  # noqa: E402
+from jitterbench.simulate import alltoall as alltoall_model  # noqa: E402
 
 
 def main():
-    alltoall.WORKERS = 1
+    alltoall_model.WORKERS = 1
     rng = np.random.default_rng(1)
     sample = rng.lognormal(3, 0.3, 1000)
     P, trials = 256, 1000

@@ -20,7 +20,7 @@ import tracemalloc
 import numpy as np
 
 from jitterbench import simulate
-from jitterbench.simulate import alltoall
+from jitterbench.simulate import alltoall as alltoall_model
 
 parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
 parser.add_argument("--repeats", type=int, default=5)
@@ -81,7 +81,7 @@ def peak_mb(run):
 
 
 halo_mb = peak_mb(halo)
-alltoall.WORKERS = 1  # tracemalloc sees this process only
+alltoall_model.WORKERS = 1  # tracemalloc sees this process only
 alltoall_mb = peak_mb(cases[0][2])  # its results alone, finish and idle, are 2 x 32 x 100,000 floats
 
 print(f"{'case':32} {'target s':>8} {'wall s':>7} {'cpu s':>6}   (medians of {repeats})")

@@ -199,7 +199,8 @@ def node(args):
                 if pv and pv[0] and pv[1]:
                     ratios.append(pv[0] / pv[1])
                 finding = json.loads(c.get("node_finding") or "{}")
-                if reframe_report.outcome(c) == reframe_report.INCONCLUSIVE and "node_probe_us" in finding.get("past", {}):
+                if (reframe_report.outcome(c) == reframe_report.INCONCLUSIVE
+                        and "node_probe_us" in finding.get("past", {})):
                     named += 1
                     nodes.add(finding["past"]["node_probe_us"]["node"])
                 held += reframe_report.outcome(c) == reframe_report.INCONCLUSIVE and bool(finding.get("moved"))

@@ -246,15 +246,15 @@ class _Bounds:
             except (OverflowError, FloatingPointError, ZeroDivisionError):
                 mds = math.inf
             if not math.isfinite(mds):
-                raise ReferenceFileError(f"a false-alarm rate of {false_alarm_rate:.3g} ({rate:.3g} an attempt for each of the "
-                                         f"{asserted} asserted variables) puts the bound beyond any number with "
-                                         f"{scores.size} scores: give a larger --false-alarm-rate")
+                raise ReferenceFileError(f"a false-alarm rate of {false_alarm_rate:.3g} ({rate:.3g} an attempt for each "
+                                         f"of the {asserted} asserted variables) puts the bound beyond any number "
+                                         f"with {scores.size} scores: give a larger --false-alarm-rate")
             # each variable's bound is the larger of its environment's and its check's (the rate holds under either)
             slowdown.update({m: max(mds, slowdown.get(m, 0.0)) for m in members})
             if not check:
                 pools[partition, environ, kind] = {"partition": partition, "environ": environ, "variables": kind,
-                                                   "asserted": len(members), "detectable_slowdown": _significant(mds, 4),
-                                                   "checks": {}}
+                                                   "asserted": len(members),
+                                                   "detectable_slowdown": _significant(mds, 4), "checks": {}}
             else:
                 of_node = kind.startswith("node figure")  # a node figure's pool holds every MPI: its checks per MPI
                 pools[partition, NODE_POOL if of_node else environ, kind]["checks"][

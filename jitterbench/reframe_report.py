@@ -171,7 +171,8 @@ def _finding(case) -> dict:
 
 
 def moved_nodes(cases) -> set:
-    """The nodes a run's node findings name (harness.checks.JitterbenchCheck: a case past its node bounds, inconclusive)."""
+    """The nodes a run's node findings name (harness.checks.JitterbenchCheck: a case past its node
+    bounds, inconclusive)."""
     return {f.get("node") for c in cases if outcome(c) == INCONCLUSIVE
             for f in (_finding(c).get("past") or {}).values() if isinstance(f, dict)} - {None, "?"}
 

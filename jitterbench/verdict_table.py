@@ -104,7 +104,8 @@ def summarize(cases, outcomes=None) -> list:
     out = []
     for (label, check, environ), group in groups.items():
         results = (outcomes or {}).get((check, environ)) or [c.result for c in group]
-        verdict = ("FAIL" if "fail" in results else reframe_report.INCONCLUSIVE if reframe_report.INCONCLUSIVE in results
+        verdict = ("FAIL" if "fail" in results
+                   else reframe_report.INCONCLUSIVE if reframe_report.INCONCLUSIVE in results
                    else "pass" if "pass" in results else results[0])
         every = [j for c in group for j in judged(c)]
         worst = max(every, key=lambda j: j.ratio / j.detectable, default=None)
@@ -210,8 +211,8 @@ def node_findings(cases) -> list:
             f"references' runs ({name}, the median over {len(fs)} case(s); bound {statistics.median(f['bound'] for f in fs):.3g}x)"
             for name, fs in sorted(figures.items()))
         lines.append(f"Node first: {node} {said}: the node moved, not the network; {cases_here} case(s) on it not "
-                     f"judged ({reframe_report.INCONCLUSIVE}). Find what changed on the node (its firmware, power or clock "
-                     f"settings, what else runs there), or make references for it as it is now (docs/references.md)")
+                     f"judged ({reframe_report.INCONCLUSIVE}). Find what changed on the node (its firmware, power or "
+                     f"clock settings, what else runs there), or make references for it as it is now (docs/references.md)")
     return lines
 
 

@@ -33,8 +33,8 @@ def _case(rng, run, check, params, environ, perf, calls, **more):
             "result": "pass", "fixture": False, "calls": calls, "mpi_library": mpi_library,
             "cpu": "AMD EPYC 7B13; 2 CPUs", "hardware": "vendor=AuthenticAMD family=25 model=1",
             "transport": "vm: shm", "node_list": "vm", "launches": 5, "rounds": 2, "rounds_pooled": 2,
-            "load_before": "; ".join(f"node=vm runnable=2 disturbed=0 probe_us={2000 * (1 + 0.02 * run) + rng.random():.1f}"
-                                     for _ in range(5)),
+            "load_before": "; ".join(f"node=vm runnable=2 disturbed=0 "
+                                     f"probe_us={2000 * (1 + 0.02 * run) + rng.random():.1f}" for _ in range(5)),
             "perfvalues": {f"local:default:{name}": [value, 0, None, None, unit, "pass"]
                            for name, (value, unit) in perf.items()}, **more}
 
