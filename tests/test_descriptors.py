@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import run_benchmark
+from conftest import given_once, run_benchmark
 from jitterbench import benchmarks, cli, figures, report_figures, results, runs
 from jitterbench import mpi as mpis
 from jitterbench import findings
@@ -141,7 +141,7 @@ def documents(tmp_path_factory):
     for d in benchmarks.ALL:
         if d.benchmark:
             path = out / f"{d.benchmark}.json"
-            run = run_benchmark(mpis.OPENMPI, 2, ["--calls", "3", *d.small, *d.pair_options], json_path=path,
+            run = run_benchmark(mpis.OPENMPI, 2, given_once(["--calls", "3"], [*d.small, *d.pair_options]), json_path=path,
                                 benchmark=d.benchmark)
             assert run.returncode == 0, run.stderr
             paths[d.benchmark] = path

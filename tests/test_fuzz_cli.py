@@ -79,11 +79,11 @@ def test_a_session_whose_worker_raised_or_that_ran_nothing_fails(monkeypatch, ca
 
 
 @pytest.mark.unit
-def test_any_eleven_cases_hold_every_family(tmp_path):
-    """Case i is of FAMILIES[i % 11]: CI's short session, of more cases than that, runs each
-    (issue 44's seven, issue 61's four)."""
+def test_any_twelve_cases_hold_every_family(tmp_path):
+    """Case i is of FAMILIES[i % 12]: CI's short session, of more cases than that, runs each
+    (issue 44's seven, issue 61's five)."""
     n = len(fz.FAMILIES)
-    assert n == 11
+    assert n == 12
     inputs = {**{f"report{i}.json": f"r{i}" for i in range(5)},
               **{f"traversal{t}-{i}.json": f"t{t}-{i}" for t in range(len(fz.TRAVERSALS)) for i in range(5)}}
     outputs = {"folder": str(tmp_path / "mine")}
@@ -95,6 +95,8 @@ def test_any_eleven_cases_hold_every_family(tmp_path):
     assert full.stdout == "full" and full.program == fz.JITTERBENCH
     signalled = next(c for c in cases if c.family == "signal-import")
     assert signalled.signal[0] in fz.SIGNALS and 0 < signalled.signal[1] <= 0.8
+    repeated = next(c for c in cases if c.family == "c-repeat")
+    assert repeated.argv[0] == "--c-repeat" and repeated.program == fz.FUZZ
 
 
 @pytest.mark.unit

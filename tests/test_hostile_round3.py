@@ -1,8 +1,8 @@
 """The failures issue 61's probe found (round three), one regression test each, numbered as the
 issue numbers them: what the tool removes or replaces is what it can prove it wrote, a signal
 during start-up is one line, every JB_* variable is checked by one table wherever it is read,
-and the simulators cost what their docs say.  Item 8 (a C option given twice) is not here yet:
-refusing it broke the tests and harness paths that give a default and then the case's own value."""
+the simulators cost what their docs say, and the C benchmarks refuse an option given twice
+(tests/test_hostile_c.py holds that one)."""
 from __future__ import annotations
 
 import json

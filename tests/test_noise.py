@@ -8,7 +8,7 @@ import time
 
 import pytest
 
-from conftest import openmpi_with, run_benchmark, run_pinned
+from conftest import given_once, openmpi_with, run_benchmark, run_pinned
 from jitterbench.simulate import load_interrupt_trace
 
 pytestmark = pytest.mark.mpi
@@ -88,7 +88,7 @@ def test_every_node_is_summarised_once(openmpi, tmp_path):
     (["--trace", "/proc/version"], "--trace: cannot write '/proc/version'"),
 ])
 def test_bad_options_are_one_line(openmpi, tmp_path, args, message):
-    run = run_benchmark(openmpi, 1, ["--duration", "0.05", *args], benchmark="noise", timeout=60)
+    run = run_benchmark(openmpi, 1, given_once(["--duration", "0.05"], args), benchmark="noise", timeout=60)
     assert run.returncode == 2
     assert run.error_lines("noise") == [l for l in run.stderr.splitlines() if l.startswith("jb-noise")]
     assert len(run.error_lines("noise")) == 1 and message in run.error_lines("noise")[0], run.stderr

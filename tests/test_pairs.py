@@ -8,7 +8,7 @@ import statistics
 
 import pytest
 
-from conftest import assert_rejected, run_benchmark
+from conftest import assert_rejected, given_once, run_benchmark
 from jitterbench import mpi as mpis
 
 pytestmark = pytest.mark.mpi
@@ -70,4 +70,4 @@ def test_one_node_has_no_pairs_and_says_so(mpi, tmp_path):
 ])
 def test_bad_input_is_one_line(tmp_path, args, message):
     # the core parses them alike under every MPI: one is enough (CI's time)
-    assert_rejected(mpis.OPENMPI, 2, [*SMALL, *args], message, "pairs", tmp_path)
+    assert_rejected(mpis.OPENMPI, 2, given_once(SMALL, args), message, "pairs", tmp_path)

@@ -69,8 +69,9 @@ enum jb_common_code {
  * $JB_TIMEOUT (a bad value ends the run); jb_init calls it. */
 void jb_options_init(jb_ctx *ctx, long calls, long warmup);
 /* getopt_long over the command line: the next option's code, or -1 at the end.
- * An unknown option, a missing value or a value given to an option that takes
- * none ends the run with one line naming the argument as written. */
+ * An unknown option, a missing value, a value given to an option that takes
+ * none, or an option given twice ends the run with one line naming the argument
+ * as written. */
 int jb_getopt(jb_ctx *ctx, const struct option *longopts);
 /* Handles a common option; returns 0 if c is not one. */
 int jb_common_option(jb_ctx *ctx, int c, const char *arg);

@@ -20,19 +20,46 @@ __attribute__((noreturn)) static void print_help(jb_ctx *ctx)
     exit(0);
 }
 
+/* The option codes a command line gave so far: an option given twice is refused, not
+ * the last one taken (`--json a.json --json b.json` wrote only b; `--calls 1 --calls 2`
+ * ran 2), the same for every benchmark and option.  A new parse (optind back at its
+ * start) forgets them.  Codes are the options' own: a long and a short name of one
+ * option share theirs, so `-p x --pattern y` is a repeat too. */
+#define JB_MAX_OPTIONS 128
+static int seen_codes[JB_MAX_OPTIONS];
+static int seen_count;
+
+/* Whether code was given before in this parse; notes it otherwise. */
+static int given_before(int code)
+{
+    for (int i = 0; i < seen_count; i++)
+        if (seen_codes[i] == code)
+            return 1;
+    if (seen_count < JB_MAX_OPTIONS) /* more distinct options than any table holds: none lost */
+        seen_codes[seen_count++] = code;
+    return 0;
+}
+
 int jb_getopt(jb_ctx *ctx, const struct option *longopts)
 {
     /* the word getopt_long works on is argv[optind] as it enters, whether it starts
      * a word or is inside one ("-ZZ": optind moves past a word after its last
      * letter), once non-options, which it moves aside, are skipped */
+    if (optind <= 1)
+        seen_count = 0;
     int at = optind;
     while (at + 1 < ctx->argc && ctx->argv[at][0] != '-')
         at++;
     int c = getopt_long(ctx->argc, ctx->argv, ":h", longopts, NULL);
-    if (c != '?' && c != ':')
-        return c;
     const char *word = at < ctx->argc ? ctx->argv[at] : "";
     int name_len = (int)strcspn(word, "=");
+    if (c == -1)
+        return c;
+    if (c != '?' && c != ':') {
+        if (given_before(c))
+            jb_fail(ctx, "option '%.*s' given twice; give each option once (see --help)", name_len, word);
+        return c;
+    }
     if (c == ':')
         jb_fail(ctx, "option '%.*s' needs a value (see --help)", name_len, word);
     for (const struct option *o = longopts; word[name_len] && strncmp(word, "--", 2) == 0 && o->name; o++)

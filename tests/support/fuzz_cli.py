@@ -28,8 +28,8 @@ of its worker's, under a 3 GiB address-space cap.  It fails on:
 `site new` writes into the checkout by design: it runs only where the fuzzing user cannot
 write there (the fuzzer started as root), so that its refusal is what is fuzzed.
 
-Cases take turns among families (case i is of FAMILIES[i % len(FAMILIES)], 11), so that any session
-of 11 cases or more has one of each (issues 44 and 61):
+Cases take turns among families (case i is of FAMILIES[i % len(FAMILIES)], 12), so that any session
+of 12 cases or more has one of each (issues 44 and 61):
 
   command        the subcommand lines above;
   site-module    `site new` with hostile hostnames, access options and command lines, written into
@@ -57,6 +57,8 @@ of 11 cases or more has one of each (issues 44 and 61):
   simulate-huge  simulate halo and alltoall asked for 10^7 to 10^12 tasks, trials or processors, and fed a
                  64 MB garbage samples file: refused by the budget in one line, or done within its time
                  and the 3 GiB cap;
+  c-repeat       a C benchmark (this checkout's Open MPI build) given one of its options twice: one line
+                 'jb-NAME: error: option ... given twice', exit 2.
 
 Case i of seed S is the same on every machine (its own Random(f"{S}/{i}")), so
 `python tests/support/fuzz_cli.py --seed S --case i` replays one failure.
@@ -107,7 +109,7 @@ CODE = ['x"""and __import__("os").system("touch X")or"""', "x" + "'" * 3 + "+__i
         'x" + __import__("os").system("touch X") + "', "x\\", "x\\\nimport os; os.system('touch X')",
         "{__import__('os').system('touch X')}", "x\u2028y", "# touch X", "x\rimport os"]
 FAMILIES = ("command", "site-module", "traversal", "fifo-output", "silent-server", "full-stdout", "read-only",
-            "forged-marker", "signal-import", "jb-entry", "simulate-huge")
+            "forged-marker", "signal-import", "jb-entry", "simulate-huge", "c-repeat")
 FORGERIES = ("names", "wrong-sum", "swapped", "header", "edited-ref")
 SIGNALS = ("SIGTERM", "SIGINT", "SIGHUP")
 # values of JB_* variables the probe of issue 61 met: URLs ReFrame cannot parse, relative paths, commands
@@ -325,7 +327,7 @@ def make_family_case(family, rng, index, inputs, outputs, folder: Path) -> Case:
     if family == "silent-server":
         mode = SERVERS[index // len(FAMILIES) % len(SERVERS)]
         return Case(index, ("silent-server",), ["--post", mode], {}, [], family, list(FUZZ))
-    if family in ("forged-marker", "jb-entry", "simulate-huge"):
+    if family in ("forged-marker", "jb-entry", "c-repeat", "simulate-huge"):
         return make_issue_61_case(family, rng, index, folder)
     reports = [inputs[f"report{i}.json"] for i in range(5)]
     command, argv, suffix = rng.choice(WRITERS)
@@ -352,7 +354,7 @@ def make_family_case(family, rng, index, inputs, outputs, folder: Path) -> Case:
 
 def make_issue_61_case(family, rng, index, folder: Path) -> Case:
     """A case of the families issue 61 added: each but simulate-huge run by a driver of this file
-    (--forged, --jb-entry), as the unprivileged user, in a folder of its own that the
+    (--forged, --jb-entry, --c-repeat), as the unprivileged user, in a folder of its own that the
     case names as its output (what it makes there goes with it)."""
     own = str(folder / f"{family}-{index}")
     if family == "forged-marker":
@@ -361,6 +363,13 @@ def make_issue_61_case(family, rng, index, folder: Path) -> Case:
     if family == "jb-entry":
         name, value = rng.choice(sorted(settings.RULES)), rng.choice(ENTRY_VALUES)
         return Case(index, (family,), ["--jb-entry", name, value, own], {}, [own], family, list(FUZZ))
+    if family == "c-repeat":  # an option of its table, given twice, each time a value it takes
+        from support import fuzz_benchmarks as fb  # noqa: PLC0415
+        benchmark = rng.choice(fb.benchmarks())
+        options, valid = fb.read_options(benchmark), {**fb.VALID.get(benchmark, {}), "json": ["{own}/a.json"]}
+        option = rng.choice(sorted(o for o in options if o not in ("help", "version") and (not options[o] or o in valid)))
+        value = rng.choice(valid[option]).format(own=own) if options[option] else ""
+        return Case(index, (family,), ["--c-repeat", benchmark, option, value, own], {}, [own], family, list(FUZZ))
     argv = [a.format(**{"in": str(folder / "in")}) for a in rng.choice(HUGE)]
     return Case(index, tuple(argv[:2]), argv, {}, [], family)
 
@@ -774,6 +783,23 @@ def jb_entry(name: str, value: str, own: str) -> int:
     return 0
 
 
+def c_repeat(benchmark: str, option: str, value: str, own: str) -> int:
+    """c-repeat: jb-<benchmark> of this checkout's Open MPI build given --option twice: one line
+    'jb-NAME: error: option '--option' given twice', a non-zero exit, no result, nothing written."""
+    from conftest import run_benchmark  # noqa: PLC0415
+    from jitterbench import mpi as mpis  # noqa: PLC0415
+    Path(own).mkdir()
+    os.chdir(own)
+    args = [f"--{option}", *([value] if value else [])] * 2
+    run = run_benchmark(mpis.OPENMPI, 1, args, benchmark=benchmark, timeout=TIMEOUT_S // 2)
+    lines = run.error_lines(benchmark)
+    if run.returncode == 0 or len(lines) != 1 or f"option '--{option}' given twice" not in lines[0]:
+        return _failed(f"jb-{benchmark} {' '.join(args)} ended {run.returncode}: {run.stderr[-300:]!r}")
+    if "JB_RESULT" in run.stdout or any(Path(own).iterdir()):
+        return _failed(f"jb-{benchmark} {' '.join(args)} refused, but ran or wrote: {sorted(os.listdir(own))}")
+    return 0
+
+
 def main(argv=None) -> int:
     argv = sys.argv[1:] if argv is None else argv
     if argv[:1] == ["--site-module"]:
@@ -784,6 +810,8 @@ def main(argv=None) -> int:
         return forged(*argv[1:4])
     if argv[:1] == ["--jb-entry"]:
         return jb_entry(*argv[1:4])
+    if argv[:1] == ["--c-repeat"]:
+        return c_repeat(*argv[1:5])
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("--seed", type=int, default=1)
     p.add_argument("--seconds", type=float, default=120, help="new cases start until then")
