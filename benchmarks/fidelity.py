@@ -23,9 +23,12 @@ The ratio is jitterbench over the anchor; for bandwidth (higher is better) it is
 jitterbench's figure over the anchor's.  Ranks are bound to cores where they fit (each MPI's
 bind_vars); 4 ranks on fewer cores are oversubscribed on both sides, and the row says so.
 
-The anchors are looked for as the ReFrame checks do: OSU under $JB_OSU_PREFIX
-(libexec/osu-micro-benchmarks/mpi/...), IMB-MPI1 under $JB_IMB_PREFIX, {environ} standing for
-the MPI's name.  An MPI without them is skipped with a line saying what is missing.
+The programs are looked for as the ReFrame checks do: OSU under $JB_OSU_PREFIX
+(libexec/osu-micro-benchmarks/mpi/...), IMB-MPI1 under $JB_IMB_PREFIX, jitterbench under
+$JB_PREFIX (bin/), {environ} standing for the MPI's name; where one is unset, in the MPI's view
+of the Spack environment, $JB_SPACK_VIEWS/<mpi> (spack.yaml builds all three there: IMB-MPI1 in
+bin/); else jitterbench from this checkout's build/<mpi>.  An MPI without the anchors is skipped
+with a line saying what is missing.
 A benchmark script, not a test: timings are printed, never asserted.
     .venv/bin/python benchmarks/fidelity.py [--rounds 7] [--only latency,halo] [--json FILE]
 """
@@ -85,18 +88,42 @@ def label(row):
 # kind: its anchor program, and where under its install prefix (OSU's libexec folder, or IMB's top)
 ANCHORS = {"latency": ("osu_latency", "pt2pt"), "bandwidth": ("osu_bw", "pt2pt"),
            "alltoall": ("osu_alltoall", "collective"), "halo": ("IMB-MPI1", None)}
+# kind: jitterbench's program
+PROGRAMS = {"latency": "pingpong", "bandwidth": "pingpong", "alltoall": "alltoall", "halo": "halo"}
+
+
+def view(m):
+    """The MPI's view of the Spack environment ($JB_SPACK_VIEWS/<mpi>, spack.yaml's views being
+    named as the MPIs), or '' without JB_SPACK_VIEWS."""
+    views = os.environ.get("JB_SPACK_VIEWS", "")
+    return os.path.join(views, m.name) if views else ""
 
 
 def anchor_path(m, kind):
-    """The anchor's program for kind under its prefix, or (None, what is missing)."""
+    """The anchor's program for kind under its prefix (else in the MPI's Spack view), or (None,
+    what is missing)."""
     program, folder = ANCHORS[kind]
     variable = "JB_IMB_PREFIX" if folder is None else "JB_OSU_PREFIX"
     prefix = os.environ.get(variable, "")
-    if not prefix:
-        return None, f"{variable} (unset)"
-    path = (os.path.join(prefix.format(environ=m.name), program) if folder is None
-            else osu.program_path(prefix, m.name, folder, program))
+    if prefix:
+        path = (os.path.join(prefix.format(environ=m.name), program) if folder is None
+                else osu.program_path(prefix, m.name, folder, program))
+    elif view(m):  # IMB installs its programs in bin/, OSU in libexec/osu-micro-benchmarks/mpi/
+        path = os.path.join(view(m), "bin", program) if folder is None else osu.program_path(view(m), m.name, folder, program)
+    else:
+        return None, f"{variable} or JB_SPACK_VIEWS (unset)"
     return (path, None) if os.access(path, os.X_OK) else (None, f"{program} under {os.path.dirname(path)}")
+
+
+def jitterbench_path(m, benchmark):
+    """jb-<benchmark> as the checks take it: under $JB_PREFIX/bin, else in the MPI's Spack view,
+    else this checkout's build/<mpi>."""
+    prefix = os.environ.get("JB_PREFIX", "")
+    if prefix:
+        return os.path.join(prefix.format(environ=m.name), "bin", f"jb-{benchmark}")
+    if view(m):
+        return os.path.join(view(m), "bin", f"jb-{benchmark}")
+    return str(m.binary(benchmark))
 
 
 def commands(m, row, anchor, json_path):
@@ -106,19 +133,19 @@ def commands(m, row, anchor, json_path):
     common = ["--calls", str(iters), "--warmup", str(warm), "--rounds", "1", "--json", json_path]
     matched = {"iterations": iters, "warmup": warm}
     if kind == "latency":
-        jb = [m.binary("pingpong"), "--mode", "send", "--messages", "1", "--size", str(size), *common]
+        jb = [jitterbench_path(m, "pingpong"), "--mode", "send", "--messages", "1", "--size", str(size), *common]
         theirs = [anchor, "-m", f"{size}:{size}", "-i", str(iters), "-x", str(warm), "-z"]
     elif kind == "bandwidth":
-        jb = [m.binary("pingpong"), "--one-way", "--messages", str(WINDOW), "--buffers", buffers,
+        jb = [jitterbench_path(m, "pingpong"), "--one-way", "--messages", str(WINDOW), "--buffers", buffers,
               "--size", str(size), *common]
         theirs = [anchor, "-m", f"{size}:{size}", "-i", str(iters), "-x", str(warm), "-b", buffers,
                   "-W", str(WINDOW)]
         matched.update(buffers=buffers, messages=WINDOW)
     elif kind == "alltoall":
-        jb = [m.binary("alltoall"), "--method", "alltoall", "--size", str(size), *common]
+        jb = [jitterbench_path(m, "alltoall"), "--method", "alltoall", "--size", str(size), *common]
         theirs = [anchor, "-m", f"{size}:{size}", "-i", str(iters), "-x", str(warm)]
     else:  # IMB Exchange, -iter fixed with -iter_policy off; IMB warms up as it does
-        jb = [m.binary("halo"), "--pattern", "isend-recv", "--size", str(size), *common]
+        jb = [jitterbench_path(m, "halo"), "--pattern", "isend-recv", "--size", str(size), *common]
         log = int(math.log2(size))
         theirs = [anchor, "Exchange", "-msglog", f"{log}:{log}", "-iter", str(iters), "-iter_policy", "off",
                   "-npmin", str(ranks)]
@@ -227,6 +254,9 @@ def fidelity():
         anchors, missing = {}, set()
         for kind in kinds:
             path, what = anchor_path(m, kind)
+            ours = jitterbench_path(m, PROGRAMS[kind])
+            if not os.access(ours, os.X_OK):
+                path, what = None, f"jb-{PROGRAMS[kind]} at {ours}"
             anchors[kind] = path
             if what:
                 missing.add(what)

@@ -235,12 +235,19 @@ VERBS_PACKAGES = re.findall(r"^  ([a-z0-9-]+):", VERBS_ENTRIES, re.M)
 # example versions of the placeholders: valid, so that the file parses, and marked SITE
 EXAMPLE_VERSIONS = {"openmpi": "4.1.6", "mpich": "4.2.3", "intel-oneapi-mpi": "2021.13.0"}
 
+# Intel MPI Benchmarks beside OSU, for each MPI: IMB-MPI1 alone (the builtin package's variants; the
+# project's package of the same name then builds that program alone), the anchor of
+# benchmarks/fidelity.py's halo rows.  systems/sites/local and vcluster state the same
+IMB_SPEC = "intel-mpi-benchmarks@2021.7 +mpi1 ~ext ~io ~nbc ~p2p ~rma ~mt"
+
 DEFINITIONS = '''\
 # The Spack definitions of `{name}`, written by `jitterbench site new` ({date}): the MPIs
 # spack.yaml builds every benchmark for (its matrix's `mpis`, one view each), those of
-# packages.yaml beside it.  perftest, the verbs baseline, is built where `verbs` lists it.
+# packages.yaml beside it.  Intel MPI Benchmarks (IMB-MPI1) are built for each beside OSU where
+# `imb` lists them ([] builds none); perftest, the verbs baseline, where `verbs` lists it.
 definitions:
 - mpis: [{mpis}]
+- imb: [{imb}]
 - verbs: [{verbs}]
 '''
 
@@ -266,7 +273,7 @@ def render(name, hostnames, scheduler, launcher, mpis, network, partitions, comm
         f"{name}/packages.yaml": PACKAGES.format(
             name=name, date=date, mpis="\n".join(entries), verbs=VERBS_ENTRIES if verbs else "",
             finds=" ".join([*packages, "gcc", "cmake", "gmake", *(VERBS_PACKAGES if verbs else [])])),
-        f"{name}/definitions.yaml": DEFINITIONS.format(name=name, date=date, mpis=", ".join(packages),
+        f"{name}/definitions.yaml": DEFINITIONS.format(name=name, date=date, mpis=", ".join(packages), imb=IMB_SPEC,
                                                        verbs="perftest" if verbs else ""),
     }
 

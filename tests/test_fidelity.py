@@ -53,6 +53,33 @@ def test_bad_input_is_one_line_before_any_round_and_no_file_is_lost(tmp_path, ar
     assert (tmp_path / "mine.json").read_text() == "the user's\n"
 
 
+@pytest.mark.unit
+def test_the_anchors_and_jitterbench_are_found_in_the_spack_views(tmp_path, monkeypatch):
+    """With JB_SPACK_VIEWS, each MPI's programs from its view, as the checks take them (spack.yaml
+    builds OSU, IMB and jitterbench there); a prefix variable still overrides its own program."""
+    views, m = tmp_path / "views", mpis.OPENMPI
+    programs = [views / "openmpi" / "libexec" / "osu-micro-benchmarks" / "mpi" / "pt2pt" / "osu_latency",
+                views / "openmpi" / "bin" / "IMB-MPI1", views / "openmpi" / "bin" / "jb-halo"]
+    for path in programs:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text("#!/bin/sh\n")
+        path.chmod(0o755)
+    for variable in ("JB_OSU_PREFIX", "JB_IMB_PREFIX", "JB_PREFIX"):
+        monkeypatch.delenv(variable, raising=False)
+    monkeypatch.delenv("JB_SPACK_VIEWS", raising=False)
+    assert fidelity.anchor_path(m, "halo") == (None, "JB_IMB_PREFIX or JB_SPACK_VIEWS (unset)")
+    assert fidelity.jitterbench_path(m, "halo") == str(m.binary("halo"))
+    monkeypatch.setenv("JB_SPACK_VIEWS", str(views))
+    assert fidelity.anchor_path(m, "latency") == (str(programs[0]), None)
+    assert fidelity.anchor_path(m, "halo") == (str(programs[1]), None)
+    assert fidelity.jitterbench_path(m, "halo") == str(programs[2])
+    # a program the view lacks is named with where it was looked for; an MPI without a view too
+    assert fidelity.anchor_path(m, "bandwidth") == (None, f"osu_bw under {programs[0].parent}")
+    assert fidelity.anchor_path(mpis.MPICH, "halo") == (None, f"IMB-MPI1 under {views / 'mpich' / 'bin'}")
+    monkeypatch.setenv("JB_IMB_PREFIX", str(folder(tmp_path / "imb") / "{environ}"))
+    assert fidelity.anchor_path(m, "halo") == (None, f"IMB-MPI1 under {tmp_path / 'imb' / 'openmpi'}")
+
+
 @pytest.mark.mpi
 def test_fidelity_rows_match_their_anchors(tmp_path):
     found, missing = anchored()

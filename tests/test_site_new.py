@@ -67,14 +67,14 @@ def test_a_site_is_its_module_and_its_spack_files_as_the_configuration_and_spack
     assert set(packages["gcc"]["externals"][0]["extra_attributes"]["compilers"]) == {"c", "cxx"}
     assert "# SITE" in (sites / "acme" / "packages.yaml").read_text() and "# SITE" in (sites / "acme.py").read_text()
     assert yaml.safe_load((sites / "acme" / "definitions.yaml").read_text()) == {
-        "definitions": [{"mpis": ["openmpi", "intel-oneapi-mpi"]}, {"verbs": ["perftest"]}]}
+        "definitions": [{"mpis": ["openmpi", "intel-oneapi-mpi"]}, {"imb": [site.IMB_SPEC]}, {"verbs": ["perftest"]}]}
 
 
 @pytest.mark.unit
 def test_a_tcp_site_builds_no_perftest_and_lists_no_rdma_libraries(tmp_path):
     site.new("plain", [], "local", "mpirun", ["mpich"], "tcp", ["one:1:8"], tmp_path)
     assert yaml.safe_load((tmp_path / "plain" / "definitions.yaml").read_text()) == {
-        "definitions": [{"mpis": ["mpich"]}, {"verbs": []}]}
+        "definitions": [{"mpis": ["mpich"]}, {"imb": [site.IMB_SPEC]}, {"verbs": []}]}
     packages = yaml.safe_load((tmp_path / "plain" / "packages.yaml").read_text())["packages"]
     assert "rdma-core" not in packages and "perftest" not in packages
     (module,) = systems.load_systems([tmp_path])
