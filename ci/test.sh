@@ -28,11 +28,13 @@ run_tier() {
 # the tiers in the order they run: tests/conftest.py's TIERS
 read -r -a TIERS < <(cd tests && python -c 'from conftest import TIERS; print(*TIERS)')
 
-# The spack tier runs beside the unit tier and the installs below: most of a cold spack tier is
-# Spack's solver, one process on one core, and the unit tier is one process too, so on two cores
-# neither waits for the other (CI's whole run was 3,070 s before the tier's ~450 s came in).  Its
-# output is shown whole when it ends, before anything else starts that launches MPI jobs.
+# The spack tier runs beside the tiers that start no MPI job (unit, process) and the installs
+# below: most of a cold spack tier is Spack's solver, and CI's whole run was 3,070 s before the
+# tier's ~450 s came in (60 minutes the limit).  Its output is shown whole when it ends, before
+# anything starts that launches MPI jobs (its own checks then have the machine).
+BESIDE=(unit process)
 SIDE=.deps/spack-tier
+SIDE_PID=
 if [[ " ${TIERS[*]} " == *" spack "* ]]; then
     mkdir -p $SIDE
     rm -f $SIDE/failed $SIDE/times
@@ -45,9 +47,9 @@ if [[ " ${TIERS[*]} " == *" spack "* ]]; then
     SIDE_PID=$!
     # a background job takes no Ctrl-C: whatever ends this script ends the tier's processes too
     kill_tree() { local child; for child in $(pgrep -P "$1"); do kill_tree "$child"; done; kill "$1" 2>/dev/null || true; }
-    trap '[ -z "${SIDE_PID:-}" ] || kill_tree "$SIDE_PID"' EXIT
+    trap '[ -z "$SIDE_PID" ] || kill_tree "$SIDE_PID"' EXIT
 fi
-run_tier "${TIERS[0]}" "$@"
+run_tier unit "$@"
 
 # gitlab-ci-local runs the GitLab pipeline's jobs here (tests/test_pipeline.py).  4.73.0 is
 # the last release that runs on Node.js 20: 4.74 calls Set.prototype.union (Node.js 22).
@@ -74,24 +76,25 @@ if ! command -v chromium >/dev/null && [ "$(id -u)" = 0 ]; then
     apt-get update -qq >/dev/null
     DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends chromium >/dev/null
 fi
-# The ASan+UBSan build, build/asan-openmpi (tests/test_sanitizers.py, test_fuzz.py,
-# test_hostile_c.py): built here, from the same sources as the others, so that the loop
-# below never runs the unit tests of a stale or half-built one left by an earlier run.
-if [ -n "${SIDE_PID:-}" ]; then
+run_tier process "$@"
+if [ -n "$SIDE_PID" ]; then
     wait "$SIDE_PID" || true
     SIDE_PID=
     cat $SIDE/log
     # no file: the tier ended before it could say how it went
     { [ -f $SIDE/failed ] && [ -z "$(cat $SIDE/failed)" ]; } || FAILED+=(spack)
-    TIMES+=("$(cat $SIDE/times 2>/dev/null || echo 'spack ? s') (beside ${TIERS[0]})")
+    TIMES+=("$(cat $SIDE/times 2>/dev/null || echo 'spack ? s') (beside ${BESIDE[*]})")
+    BESIDE+=(spack)
 fi
+# The ASan+UBSan build, build/asan-openmpi (tests/test_sanitizers.py, test_fuzz.py,
+# test_hostile_c.py): built here, from the same sources as the others, so that the loop
+# below never runs the unit tests of a stale or half-built one left by an earlier run.
 python tests/support/fuzz_benchmarks.py --build-sanitized >/dev/null
 for dir in build/*/; do
     ctest --test-dir "$dir" --output-on-failure || FAILED+=("ctest $dir")
 done
-for tier in "${TIERS[@]:1}"; do
-    [ "$tier" = spack ] && [ -n "${SIDE_PID:-}" ] && continue
-    run_tier "$tier" "$@"
+for tier in "${TIERS[@]}"; do
+    [[ " ${BESIDE[*]} " == *" $tier "* ]] || run_tier "$tier" "$@"
 done
 
 echo "[test] time per tier: $(IFS=,; echo "${TIMES[*]}" | sed 's/,/, /g'); total $SECONDS s"
