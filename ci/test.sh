@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Every test: set up, then the pytest tiers (pyproject.toml's markers) one after the other, the
-# unit tier first so that a broken edit shows at once, and the C unit tests (ctest) of each build.
+# unit tier first so that a broken edit shows at once (the spack tier beside the two that start no
+# MPI job, below), and the C unit tests (ctest) of each build.
 # Every tier runs even if one before it failed; the exit status is non-zero if any failed.
 # Arguments go to every pytest run.
 set -euo pipefail
