@@ -58,7 +58,8 @@ of 12 cases or more has one of each (issues 44 and 61):
                  64 MB garbage samples file: refused by the budget in one line, or done within its time
                  and the 3 GiB cap;
   c-repeat       a C benchmark (this checkout's Open MPI build) given one of its options twice: one line
-                 'jb-NAME: error: option ... given twice', exit 2.
+                 'jb-NAME: error: option ... given twice', exit 2 (or the line refusing its first value,
+                 where that value is wrong for the run itself).
 
 Case i of seed S is the same on every machine (its own Random(f"{S}/{i}")), so
 `python tests/support/fuzz_cli.py --seed S --case i` replays one failure.
