@@ -19,6 +19,7 @@ import os
 import signal
 import sys
 import threading
+import warnings
 
 SIGNALS = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
 _noted: list = []      # signals that came inside held(), acted on when it ends
@@ -31,6 +32,11 @@ REDELIVER_S = 0.001    # after the hook has returned: never inside it (the handl
 
 def _on_signal(signum, frame):
     _received[0] = True
+    if _installed[0]:
+        # the command is ending: a library's warning about the interrupt is not a second line (a
+        # Cython module whose import it cut short warns "failed to patch module with custom type"
+        # after passing it to sys.unraisablehook: Cython's Coroutine.c, __Pyx_Coroutine_patch_module)
+        warnings.simplefilter("ignore")
     if _holding[0]:
         _noted.append(signum)
         return

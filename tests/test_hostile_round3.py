@@ -152,6 +152,40 @@ def test_3_a_signal_that_a_module_s_import_turns_into_an_import_error_is_one_lin
     assert (proc.returncode, proc.stdout, proc.stderr) == (130, "", "jitterbench: interrupted\n")
 
 
+SIGNAL_IN_A_CYTHON_IMPORT = """
+import os, signal, sys, types, warnings
+
+class Patched:  # a Cython module's import: the interrupt passed to sys.unraisablehook, then a warning
+    def find_spec(self, name, path=None, target=None):
+        if name == "jitterbench.cli":
+            try:
+                os.kill(os.getpid(), signal.SIGINT)
+                for _ in range(10**6):
+                    pass
+            except KeyboardInterrupt as e:
+                sys.unraisablehook(types.SimpleNamespace(exc_type=type(e), exc_value=e, exc_traceback=None,
+                                                         err_msg=None, object=None))
+                warnings.warn("Cython module failed to patch module with custom type", RuntimeWarning)
+            for _ in range(10**7):  # the import goes on; the hook's alarm raises the interrupt again
+                pass
+        return None
+
+sys.meta_path.insert(0, Patched())
+from jitterbench import entry, signals
+signals.REDELIVER_S = 0.1  # the warning said before the hook's alarm, every time (a millisecond: most times)
+sys.exit(entry.main())
+"""
+
+
+@pytest.mark.process
+def test_3_a_warning_a_library_gives_about_the_signal_is_not_a_second_line():
+    """The fuzzer's case (seed 6163, case 1004): SIGINT inside SciPy's imports printed Cython's
+    RuntimeWarning before the one line."""
+    proc = subprocess.run([sys.executable, "-c", SIGNAL_IN_A_CYTHON_IMPORT], cwd=REPO, capture_output=True,
+                          text=True, timeout=GUARD_S)
+    assert (proc.returncode, proc.stdout, proc.stderr) == (130, "", "jitterbench: interrupted\n")
+
+
 # a signal whose KeyboardInterrupt leaves code run by exec() (dataclasses make each __init__ so): Python
 # notes it as unhandled for good, and `python -m` then ended by SIGINT after the one line (5 of 30
 # random SIGTERMs 0.3-0.45 s into `python -m jitterbench reference`)
