@@ -1,7 +1,7 @@
 """The `jitterbench` command's entry point.  SIGTERM and SIGHUP (a job's time limit, a closed
 terminal) end it as Ctrl-C does: every file it was writing is left whole or as it was (files.py)
 and it says so in one line.  Ctrl-C while its modules are still loading (NumPy, ReFrame's
-support; most of a second) ends it the same way."""
+support; most of a second) ends it the same way, once they have loaded."""
 
 from . import signals
 
@@ -11,7 +11,12 @@ def main() -> int:
     signals.install()  # first: the one path of SIGINT, SIGTERM and SIGHUP (jitterbench/signals.py)
     status = None
     try:
-        from .cli import main as command  # noqa: PLC0415
+        # a signal while the modules load is acted on once they have: an extension module cut short
+        # in its own initialisation may crash the process (orjson's assumes the standard modules it
+        # imports load, ijl/orjson#310: a SIGINT 0.38-0.42 s into `simulate halo` ended 2 of 300
+        # trials by SIGSEGV, inside history.py's `import orjson`)
+        with signals.held():
+            from .cli import main as command  # noqa: PLC0415
         status = command()
         # inside the try: a signal that came as the command ended is raised on entering quiet (Python
         # acts on it at the next call), and outside it would end the process by SIGINT with no line
