@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import argparse
 import errno
+import functools
 import getpass
 import os
 import sys
@@ -100,6 +101,7 @@ def _user_at_host() -> str:
 
 
 
+@functools.cache  # built once a process: its ~300 options' help cost ~6 ms a build (the unit tier calls main 300x)
 def parser() -> argparse.ArgumentParser:
     parser = OneLineParser(prog="jitterbench", description=__doc__, epilog=DOCS.format("docs/cli.md"))
     parser.add_argument("--version", action="version", version=f"jitterbench {__version__}")

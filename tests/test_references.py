@@ -37,7 +37,7 @@ def test_a_well_formed_file_loads(tmp_path):
 
 
 @pytest.mark.parametrize("doc,message", [
-    ("a: [unclosed", "not YAML (line 1)"),
+    ("a: [unclosed", "not YAML (line 2): did not find expected ',' or ']' (while parsing a flow sequence from line 1)"),
     ({"HaloCheck": halo_entry([1, -0.5, 0.5, "us"])}, "must start with a 'provenance' mapping"),
     ({"provenance": {"system": "local"}}, "provenance lacks source, date, method"),
     ({"provenance": PROVENANCE, "HaloCheck": {"local:default": {}}}, "HaloCheck: expected a mapping with an '$index' list"),
