@@ -4,6 +4,7 @@
     python benchmarks/verdict_rates.py power --factors 1.5,2 --runs 5 --out DIR
     python benchmarks/verdict_rates.py node --period-us 1000 --quota-us 1400 --runs 10 --out DIR
     python benchmarks/verdict_rates.py link-rate --rate 500mbit --runs 3 --out DIR -- -n PingPongCheck -P nodes=2
+    python benchmarks/verdict_rates.py peer --node 2 --quota-us 500 --runs 10 --out DIR -- -n PingPongCheck
 
 false-alarms runs the quick suite (`reframe --mode quick`, as ci/main.sh does, with the
 binaries ci/setup.sh built; JB_ROUNDS rounds of JB_LAUNCHES launches a case, 10 of 1 unless set)
@@ -32,7 +33,13 @@ e.g. -n PingPongCheck -P nodes=2), and restores the rate.  Per bounded variable 
 runs in which it failed beside its slowdown (median of the runs' values against the reference)
 and its minimum detectable slowdown.
 
-Both read the references the checks do (checkout.reference_files: the machine's own, then
+peer, on the virtual cluster (`up 3 --rails 1 --link-rate R`, its `env` evaluated), slows one node:
+its slurmd and so every task it starts in a cgroup's CPU quota (--quota-us; the cluster's jobs run
+under proctrack/linuxproc, so its tasks stay in slurmd's group), or with --slow-link RATE that node's
+links instead (vcluster.sh rate RATE N), or nothing with --clean; and counts the runs whose launches
+named a node slowest among its peers (jitterbench/peers.py), and which.
+
+All read the references the checks do (checkout.reference_files: the machine's own, then
 reference_data/); every run's output stays under --out.  Timings: nothing here asserts;
 the figures go in the issue's note.
 """
@@ -222,9 +229,69 @@ def node(args):
         slice_file.write_text(slice_was)
 
 
+def vcluster_state() -> Path:
+    """Where the virtual cluster keeps its state (ci/vcluster/vcluster.sh's STATE)."""
+    return Path(os.environ.get("JB_VCLUSTER_DIR", "/run/jitterbench-vcluster"))
+
+
+def peer(args):
+    """RUNS quick runs on the virtual cluster with node NODE slowed (a CPU quota on its slurmd, or its
+    links with --slow-link), or none (--clean): per run, the nodes named slowest among their peers
+    (reframe_report.node_first: peers.slow_nodes), the cases failed and those not judged."""
+    state = vcluster_state()
+    vcluster = REPO / "ci" / "vcluster" / "vcluster.sh"
+    env = {"JB_ROUNDS": os.environ.get("JB_ROUNDS", "1"), "JB_LAUNCHES": os.environ.get("JB_LAUNCHES", "10")}
+    os.environ.update(env)
+    group = Path("/sys/fs/cgroup/cpu") / f"jitterbench-node{args.node}-{os.getpid()}"
+    slice_file = Path("/proc/sys/kernel/sched_cfs_bandwidth_slice_us")
+    slice_was = slice_file.read_text().strip()
+    link_was = (state / "link-rate").read_text().strip() if (state / "link-rate").exists() else None
+    slurmd = int((state / f"slurmd.node{args.node}.pid").read_text())
+    if args.clean:
+        how = "nothing slowed"
+    elif args.slow_link:
+        subprocess.run(["bash", str(vcluster), "rate", args.slow_link, str(args.node)], check=True)
+        how = f"node{args.node}'s links at {args.slow_link} (the others' at {link_was})"
+    else:
+        slice_file.write_text(str(args.slice_us))  # as `node` does: the quota spread over both CPUs in each period
+        group.mkdir()
+        (group / "cpu.cfs_period_us").write_text(str(args.period_us))
+        (group / "cpu.cfs_quota_us").write_text(str(args.quota_us))
+        (group / "cgroup.procs").write_text(str(slurmd))  # the tasks its job steps start inherit the group
+        how = (f"node{args.node}'s slurmd and its tasks in a CPU quota of {args.quota_us} us per {args.period_us} us "
+               f"({args.quota_us / args.period_us:.2f} CPUs; slices of {args.slice_us} us)")
+    print(f"virtual cluster, {how}; JB_ROUNDS={env['JB_ROUNDS']} JB_LAUNCHES={env['JB_LAUNCHES']}; "
+          f"ReFrame: {' '.join(args.reframe)}", flush=True)
+    try:
+        named_runs, right_runs = 0, 0
+        for k in range(1, args.runs + 1):
+            started = time.monotonic()
+            cases, _ = quick_run(args.out / f"run-{k}", "--system", "vcluster", *args.reframe)
+            slow = next((json.loads(c["node_peers"]) for c in cases if c.get("node_peers")), {})
+            outcomes = [reframe_report.outcome(c) for c in cases]
+            failed = [c for c, o in zip(cases, outcomes) if o == "fail"]
+            named_runs += bool(slow)
+            right_runs += set(slow) == {f"node{args.node}"}
+            said = "; ".join(f"{n} slowest in {f['slowest']}/{f['launches']} (p {f['p']:.1g}, lag {f['lag'] or 0:.2f}x)"
+                             for n, f in sorted(slow.items())) or "none named"
+            print(f"run {k:2d}: {len(cases)} cases, {said}; {len(failed)} failed "
+                  f"({', '.join(c['display_name'].split()[0] + ' ' + c['environ'] for c in failed) or 'none'}), "
+                  f"{outcomes.count(reframe_report.INCONCLUSIVE)} not judged ({time.monotonic() - started:.0f} s)",
+                  flush=True)
+        print(f"\nOf {args.runs} runs ({how}), {named_runs} named a node slowest among its peers, {right_runs} "
+              f"named node{args.node} alone")
+    finally:
+        if group.exists():
+            (Path("/sys/fs/cgroup/cpu") / "cgroup.procs").write_text(str(slurmd))
+            group.rmdir()
+            slice_file.write_text(slice_was)
+        if args.slow_link and link_was:
+            subprocess.run(["bash", str(vcluster), "rate", link_was, str(args.node)], check=True)
+
+
 def link_rate(args):
     vcluster = REPO / "ci" / "vcluster" / "vcluster.sh"
-    before = (Path(os.environ["JB_VCLUSTER_DIR"]) / "link-rate").read_text().strip()
+    before = (vcluster_state() / "link-rate").read_text().strip()
     subprocess.run(["bash", str(vcluster), "rate", args.rate], check=True)
     try:
         runs = [quick_run(args.out / f"run-{k}", "--system", args.system, *args.reframe)[0]
@@ -279,7 +346,7 @@ def not_assertable(system) -> dict:
 
 def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("what", choices=("false-alarms", "power", "node", "link-rate"))
+    parser.add_argument("what", choices=("false-alarms", "power", "node", "link-rate", "peer"))
     parser.add_argument("--period-us", type=int, default=1000, help="node: the cgroup's CFS period (short: a long one stalls)")
     parser.add_argument("--quota-us", type=int, default=1400, help="node: the run's CPU time in each period, all CPUs")
     parser.add_argument("--slice-us", type=int, default=100,
@@ -287,6 +354,9 @@ def main():
     parser.add_argument("--rate", default="500mbit", help="link-rate: the rate every link is cut to")
     parser.add_argument("--system", default="vcluster", help="link-rate: the virtual cluster's system")
     parser.add_argument("--show", type=int, default=25, help="link-rate: the variables shown, nearest detection first")
+    parser.add_argument("--node", type=int, default=2, help="peer: the virtual cluster's node slowed")
+    parser.add_argument("--slow-link", help="peer: slow the node's links to this rate instead (e.g. 50mbit)")
+    parser.add_argument("--clean", action="store_true", help="peer: slow nothing")
     parser.add_argument("--runs", type=int, default=20)
     parser.add_argument("--factors", default="1.5,2")
     parser.add_argument("--check", default="JacobiCheck", help="a check whose benchmark takes --inject (halo, jacobi)")
@@ -301,7 +371,7 @@ def main():
         parser.error("--runs must be at least 1")
     args.out = args.out.resolve()
     args.out.mkdir(parents=True, exist_ok=False)
-    {"false-alarms": false_alarms, "power": power, "node": node, "link-rate": link_rate}[args.what](args)
+    {"false-alarms": false_alarms, "power": power, "node": node, "link-rate": link_rate, "peer": peer}[args.what](args)
 
 
 if __name__ == "__main__":

@@ -7,6 +7,7 @@ history, again, plan, report and compare all read run reports through it.
 from __future__ import annotations
 
 import json
+import math
 import re
 
 from . import files
@@ -177,24 +178,67 @@ def moved_nodes(cases) -> set:
             for f in (_finding(c).get("past") or {}).values() if isinstance(f, dict)} - {None, "?"}
 
 
+def _positive(text) -> float:
+    """A positive finite number a load sample said, or 0."""
+    try:
+        value = float(text)
+    except (TypeError, ValueError):
+        return 0
+    return value if math.isfinite(value) and value > 0 else 0
+
+
+def peer_launches(cases) -> list:
+    """The launches peers.slow_nodes judges: those of cases whose node figures no reference bounds
+    (no node_probe_us: nodes sharing their CPUs), run on two or more nodes holding equally many
+    tasks, each as (its nodes, the node of its slowest probe, the slowest probe over the fastest)."""
+    launches = []
+    for c in cases:
+        nodes = [n for n in str(c.get("node_list") or "").split(",") if n]
+        per_node, tasks = c.get("num_tasks_per_node"), c.get("num_tasks")
+        if (len(nodes) < 2 or any(name.endswith(":node_probe_us") for name in c.get("perfvalues") or {})
+                or not str(per_node).isdigit() or str(tasks) != str(int(per_node) * len(nodes))):
+            continue
+        for sample in str(c.get("load_before") or "").split("; "):  # harness.launches: each launch's sample
+            said = dict(field.split("=", 1) for field in sample.split() if "=" in field)
+            slowest, fastest = (_positive(said.get(k)) for k in ("probe_us", "probe_min_us"))
+            if said.get("probe_node") in nodes and slowest > 0:
+                launches.append((nodes, said["probe_node"], slowest / fastest if fastest > 0 else None))
+    return launches
+
+
 def node_first(cases) -> list:
     """Node first over a whole run (docs/references.md, "Node first"): a node is one thing, so where
-    some case of the run found its node past the node bounds, no failure of a case that ran on that
-    node is the network's: such a case is inconclusive, naming the node, as the cases that found it
-    are.  Each check judges its own node figures against its own case's bounds, the wider of the
-    partition's pool and its own, and a case whose probe moves with its own runs (Intel MPI's
-    all-to-all under a CPU quota: probe 1.30x against its own 1.30x, its exchange 4.5x) is judged
-    and failed while twenty others of the run name the node.  A clean run finds its node at the
-    node figures' stated rate, and only a failure in such a run is held back: never a pass."""
+    some case of the run found its node past the node bounds, or the run's launches found it the
+    slowest among its peers (peers.slow_nodes, where nodes share their CPUs and no node figure is
+    referenced), no failure of a case that ran on that node is the network's: such a case is
+    inconclusive, naming the node, as the cases that found it are.  Each check judges its own node
+    figures against its own case's bounds, the wider of the partition's pool and its own, and a case
+    whose probe moves with its own runs (Intel MPI's all-to-all under a CPU quota: probe 1.30x against
+    its own 1.30x, its exchange 4.5x) is judged and failed while twenty others of the run name the
+    node.  A clean run finds its node at the node figures' stated rate, and only a failure in such a
+    run is held back, never turned into a pass.  A node slow among its peers was judged by nothing
+    else: every case on it is inconclusive, passed or failed.  Every case carries the run's peer
+    finding (node_peers, JSON)."""
     moved = moved_nodes(cases)
+    launches = peer_launches(cases)
+    if launches:
+        from . import peers  # noqa: PLC0415  SciPy's import, only for a run of several nodes
+        slow = peers.slow_nodes(launches)
+    else:
+        slow = {}
     out = []
     for c in cases:
-        on = sorted(moved & set(str(c.get("node_list") or "").split(",")))
-        if c["result"] == "fail" and outcome(c) != INCONCLUSIVE and on:
+        nodes = set(str(c.get("node_list") or "").split(","))
+        on = sorted((moved | set(slow)) & nodes)
+        # a failure on a node that moved; any case on one slow among its peers, which no reference judged
+        if outcome(c) != INCONCLUSIVE and ((c["result"] == "fail" and on) or (c["result"] == "pass" and set(slow) & nodes)):
             finding = {"past": {}, "within": {}, **_finding(c), "moved": on}
-            c = {**c, "node_finding": json.dumps(finding),
+            c = {**c, "result": "fail", "node_finding": json.dumps(finding),
                  "fail_reason": f"{INCONCLUSIVE}: node first: {', '.join(on)} moved in this run (other cases found it "
-                                f"past their node bounds): this case's failure is not judged ({c.get('fail_reason')})"}
+                                f"past their node bounds, or slowest among its peers): this case is not judged "
+                                f"({c.get('fail_reason') or 'it passed'})"}
+        if slow:
+            c = {**c, "node_peers": json.dumps(slow)}
         out.append(c)
     return out
 

@@ -129,7 +129,7 @@ def _moved(path, old_prefix, new_prefix):
 # used per node (jitterbench.transports), network the devices each node had
 META = ("mpi_library", "eager_var", "node_list", "job_nodelist", "num_tasks", "job_completion_time", "transport",
         "network", "worst_node", "binding", "binding_asked", "cpu", "hardware", "references_from", "not_asserted",
-        "node_finding")
+        "node_finding", "node_peers")
 
 
 def read_report(path, label, skipped):

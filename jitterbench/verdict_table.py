@@ -196,7 +196,8 @@ def _node_cases(cases) -> dict:
 def node_findings(cases) -> list:
     """The node findings of cases (their checks' node_finding: fingerprint.node_finding), one line per
     node, first in the table and the report: what moved on it, each figure past its bound as the
-    median of its ratio over the cases that found it, and how many cases were not judged for it."""
+    median of its ratio over the cases that found it, and how many cases were not judged for it;
+    then each node a run found slow among its peers (reframe_report.node_first: peers.slow_nodes)."""
     found = _node_cases(cases)
     per_node = defaultdict(lambda: defaultdict(list))
     for finding in found.values():
@@ -210,10 +211,24 @@ def node_findings(cases) -> list:
             f"{fingerprint.NODE_FIGURES[name][2].format(ratio=statistics.median(f['ratio'] for f in fs))} than in the "
             f"references' runs ({name}, the median over {len(fs)} case(s); bound {statistics.median(f['bound'] for f in fs):.3g}x)"
             for name, fs in sorted(figures.items()))
-        lines.append(f"Node first: {node} {said}: the node moved, not the network; {cases_here} case(s) on it not "
-                     f"judged ({reframe_report.INCONCLUSIVE}). Find what changed on the node (its firmware, power or "
-                     f"clock settings, what else runs there), or make references for it as it is now (docs/references.md)")
+        lines.append(f"Node first: {node} {said}: {_moved(cases_here)}, or make references for it as it is now "
+                     "(docs/references.md)")
+    slow = {}  # the run's peer finding, which every case of the run carries (reframe_report.node_first)
+    for c in cases:
+        if c.meta.get("node_peers"):
+            slow.setdefault(c.run, json.loads(c.meta["node_peers"]))
+    for run, node, f in sorted((run, node, f) for run, nodes in slow.items() for node, f in nodes.items()):
+        held = sum(node in finding.get("moved", ()) for (of, *_), finding in found.items() if of == run)
+        lag = f", its probe {f['lag']:.2f}x the fastest task's (median)" if f.get("lag") else ""
+        lines.append(f"Node first: {node} was the slowest node in {f['slowest']} of the {f['launches']} launches it "
+                     f"ran in (chance alone: {f['chance']:.1f}; p {f['p']:.1g} < {f['alpha']:.2g}, the rate {f['rate']} "
+                     f"over the nodes){lag}: {_moved(held)}")
     return lines
+
+
+def _moved(cases_on_it) -> str:
+    return (f"the node moved, not the network; {cases_on_it} case(s) on it not judged ({reframe_report.INCONCLUSIVE}). "
+            "Find what changed on the node (its firmware, power or clock settings, what else runs there)")
 
 
 def table(report_paths, every=False) -> str:

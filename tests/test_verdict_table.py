@@ -158,3 +158,63 @@ def test_a_failure_on_a_node_another_case_found_moved_is_inconclusive_not_the_ne
     assert cli.main(["table", str(path)]) == 0  # a FAIL: the job's status is ReFrame's
     rows = {(line.split()[0], line.split()[1]): line.split() for line in capsys.readouterr().out.splitlines()[2:]}
     assert rows[("HaloCheck", "intelmpi")][2] == "FAIL"
+
+
+def peer_case(environ, result, nodes, slowest, launches=10, tasks_per_node=1, num_tasks=None, placement="row"):
+    """A two-node HaloCheck on the virtual cluster: no node figure referenced (its nodes share their
+    CPUs), each launch's load sample naming the node of its slowest probe (slowest: one node, or a
+    list of one per launch), that probe 2x the fastest task's."""
+    case = halo_case(environ, result, 11.0 if result == "pass" else 30.0, 8.0, placement=placement)
+    names = slowest if isinstance(slowest, list) else [slowest] * launches
+    case.update(system="vcluster", partition="vc", node_list=",".join(nodes), num_tasks_per_node=str(tasks_per_node),
+                num_tasks=str(num_tasks or tasks_per_node * len(nodes)),
+                load_before="; ".join(f"node={nodes[0]} runnable=2 disturbed=0 probe_us=4000.0 probe_node={name} "
+                                      f"probe_min_us=2000.0 pair_ns=-1.0 pair_node={nodes[0]}" for name in names))
+    return case
+
+
+def test_a_node_slowest_among_its_peers_launch_after_launch_is_named_first(tmp_path, capsys):
+    """Node first without references (jitterbench.peers): node2 the slowest in all 30 of the
+    launches it ran in, where chance alone gives 15 (p = 0.5^30, under 0.01 over 3 nodes): the table's
+    first line names it, every case on it is inconclusive, passed or failed, and a case on node1 and
+    node3 alone is judged (FAIL).  A case whose nodes hold unequal task counts is left out of the
+    count, as is one whose node figures are referenced."""
+    cases = [peer_case("openmpi", "pass", ["node1", "node2"], "node2"),
+             peer_case("mpich", "fail", ["node2", "node3"], "node2"),
+             peer_case("intelmpi", "pass", ["node1", "node2"], "node2"),
+             peer_case("openmpi", "fail", ["node1", "node3"], ["node1", "node3"] * 5, placement="column"),
+             peer_case("mpich", "pass", ["node1", "node3"], "node1", tasks_per_node=2, num_tasks=3, placement="bunched")]
+    referenced = peer_case("intelmpi", "pass", ["node1", "node3"], "node3", placement="column")
+    referenced["perfvalues"]["vcluster:vc:node_probe_us"] = [2000.0, 2000.0, None, 0.2, "us", "pass"]
+    cases.append(referenced)
+    path = write(tmp_path, cases)
+    assert cli.main(["table", str(path)]) == 0  # the FAIL on node1 and node3 stands
+    lines = capsys.readouterr().out.splitlines()
+    assert lines[0] == (
+        "Node first: node2 was the slowest node in 30 of the 30 launches it ran in (chance alone: 15.0; p 9e-10 < "
+        "0.0033, the rate 0.01 over the nodes), its probe 2.00x the fastest task's (median): the node moved, not the "
+        "network; 3 case(s) on it not judged (inconclusive). Find what changed on the node (its firmware, power or "
+        "clock settings, what else runs there)")
+    rows = {(line.split()[0], line.split()[1]): line.split() for line in lines[2:]}
+    # intelmpi: its case on node2 not judged, its referenced one passed; mpich: its failure on node2 not
+    # judged, its bunched case passed; openmpi: its pass on node2 not judged, its failure elsewhere a FAIL
+    assert [rows[("HaloCheck", e)][2:4] for e in ("intelmpi", "mpich", "openmpi")] == [
+        ["inconclusive", "1/2"], ["inconclusive", "1/2"], ["FAIL", "0/2"]]
+
+
+@pytest.mark.parametrize("hits,named", [(26, False), (30, True)])
+def test_the_peer_rule_names_a_node_where_chance_leaves_it_under_the_rate(hits, named):
+    """The sign test on known counts: two nodes, 40 launches each; the named node's upper tail is
+    the binomial's (every launch's chance 1/2): 26 of 40 is p 0.040, above 0.01 over 2 nodes; 30 is
+    p 0.0011, under it."""
+    from scipy.stats import binom
+
+    from jitterbench import peers
+    launches = [(["a", "b"], "a" if i < hits else "b", 1.5) for i in range(40)]
+    found = peers.slow_nodes(launches)
+    assert ("a" in found) is named and "b" not in found
+    p = binom.sf(hits - 1, 40, 0.5)
+    assert bool(p < 0.005) is named
+    if named:
+        assert found["a"] == {"slowest": hits, "launches": 40, "chance": 20.0, "p": pytest.approx(p), "rate": 0.01,
+                              "alpha": 0.005, "lag": 1.5}

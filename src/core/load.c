@@ -205,7 +205,9 @@ void jb_load_sample(jb_ctx *ctx, int at_end)
     /* every task at once, as in a compute phase, before the leaders' reads sleep */
     MPI_Barrier(ctx->world);
     char probe_host[64], pair_host[64];
-    double slowest = largest(ctx, probe_us(), probe_host);
+    double probe = probe_us(), fastest;
+    double slowest = largest(ctx, probe, probe_host);
+    MPI_Allreduce(&probe, &fastest, 1, MPI_DOUBLE, MPI_MIN, ctx->world);
     double farthest = largest(ctx, pair_ns(ctx->world), pair_host);
     if (leaders != MPI_COMM_NULL) {
         int lrank;
@@ -222,6 +224,7 @@ void jb_load_sample(jb_ctx *ctx, int at_end)
     }
     if (ctx->rank == 0) {
         busiest.probe_us = slowest;
+        busiest.probe_min_us = fastest;
         busiest.pair_ns = farthest;
         memcpy(busiest.probe_host, probe_host, sizeof probe_host);
         memcpy(busiest.pair_host, pair_host, sizeof pair_host);
@@ -236,12 +239,12 @@ void jb_load_sample(jb_ctx *ctx, int at_end)
         if (!s->taken)
             continue;
         printf(" %s_node=%s %s_load1=%.2f %s_runnable=%ld %s_tasks_total=%ld %s_steal_pct=%.2f %s_cpus=%d "
-               "%s_job_tasks=%d %s_job_cpus=%d %s_disturbed=%d %s_probe_us=%.1f %s_probe_node=%s %s_pair_ns=%.1f "
-               "%s_pair_node=%s",
+               "%s_job_tasks=%d %s_job_cpus=%d %s_disturbed=%d %s_probe_us=%.1f %s_probe_node=%s "
+               "%s_probe_min_us=%.1f %s_pair_ns=%.1f %s_pair_node=%s",
                when, s->host[0] ? s->host : "?", when, s->load1, when, s->runnable, when, s->tasks_total, when,
                s->steal_pct, when, s->cpus, when, s->job_tasks, when, s->job_cpus, when, disturbed(s), when,
-               s->probe_us, when, s->probe_host[0] ? s->probe_host : "?", when, s->pair_ns, when,
-               s->pair_host[0] ? s->pair_host : "?");
+               s->probe_us, when, s->probe_host[0] ? s->probe_host : "?", when, s->probe_min_us, when,
+               s->pair_ns, when, s->pair_host[0] ? s->pair_host : "?");
     }
     printf("\n");
 }
@@ -256,10 +259,10 @@ void jb_load_json(const jb_ctx *ctx, jb_json *j)
                             "disturbed-launch rule holds (runnable - job_tasks > max(cpus - job_tasks, 0)); "
                             "probe_us, the job's speed: the slowest task's median of 5 timings of a fixed chain of "
                             "2^20 dependent multiply-adds, every task at once (a slower CPU slows every figure), "
-                            "probe_node the node of that task; pair_ns, how far apart the job's CPUs are: the "
-                            "largest over nodes of a cache line's round trip in ns between a node's first and last "
-                            "task, the median of 5 timings of 1000 (-1: no node holds two tasks), pair_node that "
-                            "node (the first task's where none holds two)");
+                            "probe_node the node of that task, probe_min_us the fastest task's; pair_ns, how far "
+                            "apart the job's CPUs are: the largest over nodes of a cache line's round trip in ns "
+                            "between a node's first and last task, the median of 5 timings of 1000 (-1: no node "
+                            "holds two tasks), pair_node that node (the first task's where none holds two)");
     for (int k = 0; k < 2; k++) {
         const jb_load_sample_t *s = k ? &ctx->load_after : &ctx->load_before;
         if (!s->taken)
@@ -277,6 +280,7 @@ void jb_load_json(const jb_ctx *ctx, jb_json *j)
         jb_json_bool(j, "disturbed", disturbed(s));
         jb_json_num(j, "probe_us", s->probe_us);
         jb_json_str(j, "probe_node", s->probe_host);
+        jb_json_num(j, "probe_min_us", s->probe_min_us);
         jb_json_num(j, "pair_ns", s->pair_ns);
         jb_json_str(j, "pair_node", s->pair_host);
         jb_json_end(j);
