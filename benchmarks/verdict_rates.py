@@ -250,19 +250,21 @@ def peer(args):
     if args.clean:
         how = "nothing slowed"
     elif args.slow_link:
-        subprocess.run(["bash", str(vcluster), "rate", args.slow_link, str(args.node)], check=True)
         how = f"node{args.node}'s links at {args.slow_link} (the others' at {link_was})"
     else:
-        slice_file.write_text(str(args.slice_us))  # as `node` does: the quota spread over both CPUs in each period
-        group.mkdir()
-        (group / "cpu.cfs_period_us").write_text(str(args.period_us))
-        (group / "cpu.cfs_quota_us").write_text(str(args.quota_us))
-        (group / "cgroup.procs").write_text(str(slurmd))  # the tasks its job steps start inherit the group
         how = (f"node{args.node}'s slurmd and its tasks in a CPU quota of {args.quota_us} us per {args.period_us} us "
                f"({args.quota_us / args.period_us:.2f} CPUs; slices of {args.slice_us} us)")
     print(f"virtual cluster, {how}; JB_ROUNDS={env['JB_ROUNDS']} JB_LAUNCHES={env['JB_LAUNCHES']}; "
           f"ReFrame: {' '.join(args.reframe)}", flush=True)
     try:
+        if args.slow_link:
+            subprocess.run(["bash", str(vcluster), "rate", args.slow_link, str(args.node)], check=True)
+        elif not args.clean:
+            slice_file.write_text(str(args.slice_us))  # as `node` does: the quota spread over both CPUs in each period
+            group.mkdir()
+            (group / "cpu.cfs_period_us").write_text(str(args.period_us))
+            (group / "cpu.cfs_quota_us").write_text(str(args.quota_us))  # the kernel's least: 1000 us
+            (group / "cgroup.procs").write_text(str(slurmd))  # the tasks its job steps start inherit the group
         named_runs, right_runs = 0, 0
         for k in range(1, args.runs + 1):
             started = time.monotonic()
@@ -282,9 +284,10 @@ def peer(args):
               f"named node{args.node} alone")
     finally:
         if group.exists():
-            (Path("/sys/fs/cgroup/cpu") / "cgroup.procs").write_text(str(slurmd))
+            for pid in (group / "cgroup.procs").read_text().split():  # slurmd, and any task still running
+                (Path("/sys/fs/cgroup/cpu") / "cgroup.procs").write_text(pid)
             group.rmdir()
-            slice_file.write_text(slice_was)
+        slice_file.write_text(slice_was)
         if args.slow_link and link_was:
             subprocess.run(["bash", str(vcluster), "rate", link_was, str(args.node)], check=True)
 
