@@ -1,7 +1,9 @@
 """The slow node among its peers, where no reference can say it: a sign test over a run's launches.
 
-Every launch takes a compute probe on every task at once and names the node of the slowest
-(src/core/load.c: probe_node, beside probe_us and the fastest task's probe_min_us).  Where a
+Every launch takes a compute probe on every task at once and names the node of the slowest whole
+probe (src/core/load.c: window_node, beside window_us and the fastest task's window_min_us: the five
+timings together, so that a task held off its core counts, where their median would step over the
+stalls; a CPU quota on one virtual node was seen by the median in some launches only).  Where a
 partition's nodes share their CPUs (the virtual cluster: every node's ranks on the same two), a
 node's probe against a reference measures the other nodes' ranks as much as its own, so no node
 figure is referenced there (harness.checks: reads_the_load).  Which node is the slowest in the

@@ -190,7 +190,8 @@ def _positive(text) -> float:
 def peer_launches(cases) -> list:
     """The launches peers.slow_nodes judges: those of cases whose node figures no reference bounds
     (no node_probe_us: nodes sharing their CPUs), run on two or more nodes holding equally many
-    tasks, each as (its nodes, the node of its slowest probe, the slowest probe over the fastest)."""
+    tasks, each as (its nodes, the node of its slowest probe window, the slowest window over the
+    fastest: src/core/load.c, the whole probe's time, in which a task held off its core counts)."""
     launches = []
     for c in cases:
         nodes = [n for n in str(c.get("node_list") or "").split(",") if n]
@@ -200,9 +201,9 @@ def peer_launches(cases) -> list:
             continue
         for sample in str(c.get("load_before") or "").split("; "):  # harness.launches: each launch's sample
             said = dict(field.split("=", 1) for field in sample.split() if "=" in field)
-            slowest, fastest = (_positive(said.get(k)) for k in ("probe_us", "probe_min_us"))
-            if said.get("probe_node") in nodes and slowest > 0:
-                launches.append((nodes, said["probe_node"], slowest / fastest if fastest > 0 else None))
+            slowest, fastest = (_positive(said.get(k)) for k in ("window_us", "window_min_us"))
+            if said.get("window_node") in nodes and slowest > 0:
+                launches.append((nodes, said["window_node"], slowest / fastest if fastest > 0 else None))
     return launches
 
 

@@ -219,7 +219,7 @@ def node_findings(cases) -> list:
             slow.setdefault(c.run, json.loads(c.meta["node_peers"]))
     for run, node, f in sorted((run, node, f) for run, nodes in slow.items() for node, f in nodes.items()):
         held = sum(node in finding.get("moved", ()) for (of, *_), finding in found.items() if of == run)
-        lag = f", its probe {f['lag']:.2f}x the fastest task's (median)" if f.get("lag") else ""
+        lag = f", its probe's window {f['lag']:.2f}x the fastest task's (median)" if f.get("lag") else ""
         lines.append(f"Node first: {node} was the slowest node in {f['slowest']} of the {f['launches']} launches it "
                      f"ran in (chance alone: {f['chance']:.1f}; p {f['p']:.1g} < {f['alpha']:.2g}, the rate {f['rate']} "
                      f"over the nodes){lag}: {_moved(held)}")

@@ -259,16 +259,20 @@ def test_the_load_beside_the_run_is_recorded_before_and_after(halo):
     for when in ("before", "after"):
         sample = load[when]
         assert set(sample) == {"node", "host", "load1", "runnable", "tasks_total", "steal_pct", "cpus", "job_tasks",
-                               "job_cpus", "disturbed", "probe_us", "probe_node", "probe_min_us", "pair_ns", "pair_node"}
+                               "job_cpus", "disturbed", "probe_us", "probe_node", "window_us", "window_node",
+                               "window_min_us", "pair_ns", "pair_node"}
         # the node that held the slowest probe and the farthest pair (MAXLOC), named in the line too
-        assert sample["probe_node"] == sample["pair_node"] == socket.gethostname()
+        host = socket.gethostname()
+        assert sample["probe_node"] == sample["window_node"] == sample["pair_node"] == host
         assert f"{when}_probe_node={sample['probe_node']} " in line and f"{when}_pair_node={sample['pair_node']}" in line
         # the job's speed: the slowest task's probe, in the line to its printed tenth; how far apart
         # its CPUs are: a round trip between the node's two tasks
-        for field in ("probe_us", "probe_min_us", "pair_ns"):
+        for field in ("probe_us", "window_us", "window_min_us", "pair_ns"):
             printed = float(re.search(rf" {when}_{field}=(\S+)", line)[1])
             assert sample[field] > 0 and printed == pytest.approx(sample[field], abs=0.06)
-        assert sample["probe_min_us"] <= sample["probe_us"]  # the fastest task's, the slowest's
+        # the window holds the 5 timings whose median probe_us is: at least 3 of them at least as long;
+        # the fastest task's window is at most the slowest's
+        assert sample["window_us"] >= 3 * sample["probe_us"] and sample["window_min_us"] <= sample["window_us"]
         assert (sample["node"], sample["job_tasks"], sample["cpus"]) == (0, 2, os.cpu_count())
         assert sample["runnable"] >= 0 and sample["tasks_total"] >= sample["runnable"] and sample["load1"] >= 0
         assert f"{when}_runnable={sample['runnable']} " in line and f"{when}_node={sample['host']} " in line

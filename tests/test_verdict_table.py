@@ -162,14 +162,15 @@ def test_a_failure_on_a_node_another_case_found_moved_is_inconclusive_not_the_ne
 
 def peer_case(environ, result, nodes, slowest, launches=10, tasks_per_node=1, num_tasks=None, placement="row"):
     """A two-node HaloCheck on the virtual cluster: no node figure referenced (its nodes share their
-    CPUs), each launch's load sample naming the node of its slowest probe (slowest: one node, or a
-    list of one per launch), that probe 2x the fastest task's."""
+    CPUs), each launch's load sample naming the node of its slowest probe window (slowest: one node,
+    or a list of one per launch), that window 2x the fastest task's; the median probe names another."""
     case = halo_case(environ, result, 11.0 if result == "pass" else 30.0, 8.0, placement=placement)
     names = slowest if isinstance(slowest, list) else [slowest] * launches
     case.update(system="vcluster", partition="vc", node_list=",".join(nodes), num_tasks_per_node=str(tasks_per_node),
                 num_tasks=str(num_tasks or tasks_per_node * len(nodes)),
-                load_before="; ".join(f"node={nodes[0]} runnable=2 disturbed=0 probe_us=4000.0 probe_node={name} "
-                                      f"probe_min_us=2000.0 pair_ns=-1.0 pair_node={nodes[0]}" for name in names))
+                load_before="; ".join(f"node={nodes[0]} runnable=2 disturbed=0 probe_us=2100.0 probe_node={nodes[0]} "
+                                      f"window_us=20000.0 window_node={name} window_min_us=10000.0 pair_ns=-1.0 "
+                                      f"pair_node={nodes[0]}" for name in names))
     return case
 
 
@@ -192,7 +193,7 @@ def test_a_node_slowest_among_its_peers_launch_after_launch_is_named_first(tmp_p
     lines = capsys.readouterr().out.splitlines()
     assert lines[0] == (
         "Node first: node2 was the slowest node in 30 of the 30 launches it ran in (chance alone: 15.0; p 9e-10 < "
-        "0.0033, the rate 0.01 over the nodes), its probe 2.00x the fastest task's (median): the node moved, not the "
+        "0.0033, the rate 0.01 over the nodes), its probe's window 2.00x the fastest task's (median): the node moved, not the "
         "network; 3 case(s) on it not judged (inconclusive). Find what changed on the node (its firmware, power or "
         "clock settings, what else runs there)")
     rows = {(line.split()[0], line.split()[1]): line.split() for line in lines[2:]}

@@ -63,12 +63,14 @@ typedef struct {
                           * the end; -1 when the kernel does not say */
     double probe_us;     /* the job's speed, not the node's: the slowest task's time for a fixed
                           * computation (load.c's probe), taken by every task at once */
-    double probe_min_us; /* the fastest task's: the slowest over it is how far the slowest node lags
-                          * its peers in the same instant, which a load on every node (the virtual
-                          * cluster's shared cores) does not move */
+    double window_us, window_min_us; /* the whole probe's time (its timings together, a task's
+                          * stalls counted), the slowest task's and the fastest's: the one over the other
+                          * is how far the slowest node lags its peers in the same instant, which a load
+                          * on every node (the virtual cluster's shared cores) does not move */
     double pair_ns;      /* how far apart the job's CPUs are: the largest over nodes of a cache line's
                           * round trip between a node's first and last task; -1: no node holds two */
-    char probe_host[64], pair_host[64]; /* the nodes that held the slowest probe and the farthest pair */
+    char probe_host[64], window_host[64], pair_host[64]; /* the nodes that held the slowest probe, the
+                          * slowest window and the farthest pair */
     int cpus;            /* online CPUs of the node */
     int job_tasks;       /* this job's ranks on the node */
     int job_cpus;        /* CPUs the job's ranks there may use (their affinity sets' union) */

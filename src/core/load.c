@@ -51,12 +51,16 @@ static int by_value(const void *a, const void *b)
 /* The machine's speed beside the load: a fixed chain of 2^20 dependent multiply-adds (no compiler
  * may shorten it without -ffast-math), timed 5 times, its median in us.  What remains of the noise
  * on a shared 2-core VM is a whole run slower by 1.2-1.4x, the CPU with it and no load or steal
- * to show it (docs/references.md, "Where the rest lives"); this says so beside every launch. */
-static double probe_us(void)
+ * to show it (docs/references.md, "Where the rest lives"); this says so beside every launch.
+ * window_us is the whole probe's time, the 5 timings together (about 10 ms): the median of short
+ * timings is the core's speed while the task runs, and leaves out the stalls of a task held off
+ * its core (a CPU quota, another node's ranks on the same cores), which the window counts. */
+static double probe_us(double *window_us)
 {
     enum { REPS = 5, CHAIN = 1 << 20 };
     double took[REPS];
     volatile double sink = 1.0;
+    double start = MPI_Wtime();
     for (int r = 0; r < REPS; r++) {
         double x = sink, t0 = MPI_Wtime();
         for (long i = 0; i < CHAIN; i++)
@@ -64,6 +68,7 @@ static double probe_us(void)
         took[r] = (MPI_Wtime() - t0) * 1e6;
         sink = x;
     }
+    *window_us = (MPI_Wtime() - start) * 1e6;
     qsort(took, REPS, sizeof *took, jb_compare_doubles);
     return took[REPS / 2];
 }
@@ -204,10 +209,11 @@ void jb_load_sample(jb_ctx *ctx, int at_end)
     memset(&busiest, 0, sizeof busiest);
     /* every task at once, as in a compute phase, before the leaders' reads sleep */
     MPI_Barrier(ctx->world);
-    char probe_host[64], pair_host[64];
-    double probe = probe_us(), fastest;
-    double slowest = largest(ctx, probe, probe_host);
-    MPI_Allreduce(&probe, &fastest, 1, MPI_DOUBLE, MPI_MIN, ctx->world);
+    char probe_host[64], window_host[64], pair_host[64];
+    double window, fastest_window;
+    double slowest = largest(ctx, probe_us(&window), probe_host);
+    double slowest_window = largest(ctx, window, window_host);
+    MPI_Allreduce(&window, &fastest_window, 1, MPI_DOUBLE, MPI_MIN, ctx->world);
     double farthest = largest(ctx, pair_ns(ctx->world), pair_host);
     if (leaders != MPI_COMM_NULL) {
         int lrank;
@@ -224,7 +230,9 @@ void jb_load_sample(jb_ctx *ctx, int at_end)
     }
     if (ctx->rank == 0) {
         busiest.probe_us = slowest;
-        busiest.probe_min_us = fastest;
+        busiest.window_us = slowest_window;
+        busiest.window_min_us = fastest_window;
+        memcpy(busiest.window_host, window_host, sizeof window_host);
         busiest.pair_ns = farthest;
         memcpy(busiest.probe_host, probe_host, sizeof probe_host);
         memcpy(busiest.pair_host, pair_host, sizeof pair_host);
@@ -240,11 +248,12 @@ void jb_load_sample(jb_ctx *ctx, int at_end)
             continue;
         printf(" %s_node=%s %s_load1=%.2f %s_runnable=%ld %s_tasks_total=%ld %s_steal_pct=%.2f %s_cpus=%d "
                "%s_job_tasks=%d %s_job_cpus=%d %s_disturbed=%d %s_probe_us=%.1f %s_probe_node=%s "
-               "%s_probe_min_us=%.1f %s_pair_ns=%.1f %s_pair_node=%s",
+               "%s_window_us=%.1f %s_window_node=%s %s_window_min_us=%.1f %s_pair_ns=%.1f %s_pair_node=%s",
                when, s->host[0] ? s->host : "?", when, s->load1, when, s->runnable, when, s->tasks_total, when,
                s->steal_pct, when, s->cpus, when, s->job_tasks, when, s->job_cpus, when, disturbed(s), when,
-               s->probe_us, when, s->probe_host[0] ? s->probe_host : "?", when, s->probe_min_us, when,
-               s->pair_ns, when, s->pair_host[0] ? s->pair_host : "?");
+               s->probe_us, when, s->probe_host[0] ? s->probe_host : "?", when, s->window_us, when,
+               s->window_host[0] ? s->window_host : "?", when, s->window_min_us, when, s->pair_ns, when,
+               s->pair_host[0] ? s->pair_host : "?");
     }
     printf("\n");
 }
@@ -259,10 +268,12 @@ void jb_load_json(const jb_ctx *ctx, jb_json *j)
                             "disturbed-launch rule holds (runnable - job_tasks > max(cpus - job_tasks, 0)); "
                             "probe_us, the job's speed: the slowest task's median of 5 timings of a fixed chain of "
                             "2^20 dependent multiply-adds, every task at once (a slower CPU slows every figure), "
-                            "probe_node the node of that task, probe_min_us the fastest task's; pair_ns, how far "
-                            "apart the job's CPUs are: the largest over nodes of a cache line's round trip in ns "
-                            "between a node's first and last task, the median of 5 timings of 1000 (-1: no node "
-                            "holds two tasks), pair_node that node (the first task's where none holds two)");
+                            "probe_node the node of that task; window_us the slowest task's whole probe (its 5 "
+                            "timings together, every stall in them counted), window_node its node, window_min_us "
+                            "the fastest task's; pair_ns, how far apart the job's CPUs are: the largest over nodes "
+                            "of a cache line's round trip in ns between a node's first and last task, the median "
+                            "of 5 timings of 1000 (-1: no node holds two tasks), pair_node that node (the first "
+                            "task's where none holds two)");
     for (int k = 0; k < 2; k++) {
         const jb_load_sample_t *s = k ? &ctx->load_after : &ctx->load_before;
         if (!s->taken)
@@ -280,7 +291,9 @@ void jb_load_json(const jb_ctx *ctx, jb_json *j)
         jb_json_bool(j, "disturbed", disturbed(s));
         jb_json_num(j, "probe_us", s->probe_us);
         jb_json_str(j, "probe_node", s->probe_host);
-        jb_json_num(j, "probe_min_us", s->probe_min_us);
+        jb_json_num(j, "window_us", s->window_us);
+        jb_json_str(j, "window_node", s->window_host);
+        jb_json_num(j, "window_min_us", s->window_min_us);
         jb_json_num(j, "pair_ns", s->pair_ns);
         jb_json_str(j, "pair_node", s->pair_host);
         jb_json_end(j);
