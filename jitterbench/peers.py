@@ -26,7 +26,7 @@ RATE = 0.01  # a run without a slow node names one at most this often
 
 def slow_nodes(launches, rate=RATE) -> dict:
     """The nodes named slow among their peers.  launches: [(the launch's nodes, the node of its
-    slowest probe, the slowest probe over the fastest or None)], each launch of two or more nodes
+    slowest probe window, the slowest window over the fastest or None)], each launch of two or more nodes
     holding equally many tasks.  {node: {slowest, launches, chance, p, rate, alpha, lag}}: how many of
     the launches it ran in it was the slowest of, how many chance alone gives, the upper tail's
     probability, the rate and its share over the nodes tested, and the median lag of its slowest
