@@ -4,7 +4,7 @@
     python benchmarks/verdict_rates.py power --factors 1.5,2 --runs 5 --out DIR
     python benchmarks/verdict_rates.py node --period-us 1000 --quota-us 1400 --runs 10 --out DIR
     python benchmarks/verdict_rates.py link-rate --rate 500mbit --runs 3 --out DIR -- -n PingPongCheck -P nodes=2
-    python benchmarks/verdict_rates.py peer --node 2 --quota-us 500 --runs 10 --out DIR -- -n PingPongCheck
+    python benchmarks/verdict_rates.py peer --node 2 --period-us 2000 --quota-us 1000 --runs 10 --out DIR -- -n PingPongCheck
 
 false-alarms runs the quick suite (`reframe --mode quick`, as ci/main.sh does, with the
 binaries ci/setup.sh built; JB_ROUNDS rounds of JB_LAUNCHES launches a case, 10 of 1 unless set)
@@ -46,6 +46,7 @@ the figures go in the issue's note.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import os
 import statistics
@@ -174,6 +175,36 @@ def power(args):
                   f"{detected:3d}/{args.runs:<4d}  {', '.join(sorted(others)) or '-'}", flush=True)
 
 
+CGROUP_CPU = Path("/sys/fs/cgroup/cpu")  # cgroup v1's cpu controller
+SLICE = Path("/proc/sys/kernel/sched_cfs_bandwidth_slice_us")
+LEAST_US = 1000  # the least CFS period and quota the kernel takes (1 ms)
+
+
+@contextlib.contextmanager
+def cpu_quota(name, period_us, quota_us, slice_us):
+    """A cgroup (v1 cpu controller) whose CFS quota lets its processes run quota_us of each period_us
+    over all CPUs, the kernel's quota slice at slice_us while it stands; yields its folder.  On leaving,
+    every process still in it goes back to the root group, the group goes, and the slice is restored.
+    The slice: the quota is handed to each CPU in slices of this many us (5,000 by default), and with a
+    1 ms period one CPU took a whole period's quota at once, so a launch's probe was either not slowed
+    at all (2,030 us) or by 1.7-2.2x (3,400-4,400 us), and a case whose launches were mostly spared was
+    judged and failed.  A slice of 100 us spreads the quota over both CPUs in every period."""
+    group = CGROUP_CPU / f"jitterbench-{name}-{os.getpid()}"
+    slice_was = SLICE.read_text().strip()
+    try:
+        SLICE.write_text(str(slice_us))
+        group.mkdir()
+        (group / "cpu.cfs_period_us").write_text(str(period_us))
+        (group / "cpu.cfs_quota_us").write_text(str(quota_us))
+        yield group
+    finally:
+        if group.exists():
+            for pid in (group / "cgroup.procs").read_text().split():
+                (CGROUP_CPU / "cgroup.procs").write_text(pid)
+            group.rmdir()
+        SLICE.write_text(slice_was)
+
+
 def node(args):
     """The quick suite RUNS times on a node slowed from outside the benchmarks: every process of the run
     in a cgroup (v1 cpu controller) whose CFS quota lets it run QUOTA us of each PERIOD us over all
@@ -184,18 +215,7 @@ def node(args):
     print(f"references: {doc['provenance']['repeats']} repeats; a cgroup with cpu.cfs_period_us={args.period_us}, "
           f"cpu.cfs_quota_us={args.quota_us} ({args.quota_us / args.period_us:.2f} of {os.cpu_count()} CPUs), "
           f"the quota handed out in slices of {args.slice_us} us")
-    group = Path("/sys/fs/cgroup/cpu") / f"jitterbench-slowed-{os.getpid()}"
-    # The quota is handed to each CPU in slices of this many us (5,000 by default): with a 1 ms period
-    # one CPU took a whole period's quota at once, so a launch's probe was either not slowed at all
-    # (2,030 us) or by 1.7-2.2x (3,400-4,400 us), and a case whose launches were mostly spared was
-    # judged and failed.  A slice of 100 us spreads the quota over both CPUs in every period.
-    slice_file = Path("/proc/sys/kernel/sched_cfs_bandwidth_slice_us")
-    slice_was = slice_file.read_text().strip()
-    slice_file.write_text(str(args.slice_us))
-    group.mkdir()
-    try:
-        (group / "cpu.cfs_period_us").write_text(str(args.period_us))
-        (group / "cpu.cfs_quota_us").write_text(str(args.quota_us))
+    with cpu_quota("slowed", args.period_us, args.quota_us, args.slice_us) as group:
         named_runs = blamed_runs = 0
         for k in range(1, args.runs + 1):
             started = time.monotonic()
@@ -223,10 +243,6 @@ def node(args):
                   f"({time.monotonic() - started:.0f} s)", flush=True)
         print(f"\nOf {args.runs} runs on the slowed node, {named_runs} named the node's compute probe and blamed no "
               f"benchmark; {blamed_runs} failed some case")
-    finally:
-        (Path("/sys/fs/cgroup/cpu") / "tasks").write_text(str(os.getpid()))
-        group.rmdir()
-        slice_file.write_text(slice_was)
 
 
 def vcluster_state() -> Path:
@@ -242,11 +258,13 @@ def peer(args):
     vcluster = REPO / "ci" / "vcluster" / "vcluster.sh"
     env = {"JB_ROUNDS": os.environ.get("JB_ROUNDS", "1"), "JB_LAUNCHES": os.environ.get("JB_LAUNCHES", "10")}
     os.environ.update(env)
-    group = Path("/sys/fs/cgroup/cpu") / f"jitterbench-node{args.node}-{os.getpid()}"
-    slice_file = Path("/proc/sys/kernel/sched_cfs_bandwidth_slice_us")
-    slice_was = slice_file.read_text().strip()
+    pid_file = state / f"slurmd.node{args.node}.pid"
+    if not pid_file.exists():
+        sys.exit(f"verdict_rates: no node{args.node} of a virtual cluster is up ({pid_file}): "
+                 "bash ci/vcluster/vcluster.sh up 3 --rails 1 --link-rate 1gbit")
     link_was = (state / "link-rate").read_text().strip() if (state / "link-rate").exists() else None
-    slurmd = int((state / f"slurmd.node{args.node}.pid").read_text())
+    if args.slow_link and not link_was:
+        sys.exit("verdict_rates: --slow-link needs rate-limited links: bring the cluster up with --link-rate")
     if args.clean:
         how = "nothing slowed"
     elif args.slow_link:
@@ -256,15 +274,14 @@ def peer(args):
                f"({args.quota_us / args.period_us:.2f} CPUs; slices of {args.slice_us} us)")
     print(f"virtual cluster, {how}; JB_ROUNDS={env['JB_ROUNDS']} JB_LAUNCHES={env['JB_LAUNCHES']}; "
           f"ReFrame: {' '.join(args.reframe)}", flush=True)
-    try:
+    with contextlib.ExitStack() as slowed:
         if args.slow_link:
+            slowed.callback(subprocess.run, ["bash", str(vcluster), "rate", link_was, str(args.node)], check=True)
             subprocess.run(["bash", str(vcluster), "rate", args.slow_link, str(args.node)], check=True)
         elif not args.clean:
-            slice_file.write_text(str(args.slice_us))  # as `node` does: the quota spread over both CPUs in each period
-            group.mkdir()
-            (group / "cpu.cfs_period_us").write_text(str(args.period_us))
-            (group / "cpu.cfs_quota_us").write_text(str(args.quota_us))  # the kernel's least: 1000 us
-            (group / "cgroup.procs").write_text(str(slurmd))  # the tasks its job steps start inherit the group
+            group = slowed.enter_context(cpu_quota(f"node{args.node}", args.period_us, args.quota_us, args.slice_us))
+            # the tasks its job steps start inherit the group
+            (group / "cgroup.procs").write_text(pid_file.read_text().strip())
         named_runs, right_runs = 0, 0
         for k in range(1, args.runs + 1):
             started = time.monotonic()
@@ -280,16 +297,8 @@ def peer(args):
                   f"({', '.join(c['display_name'].split()[0] + ' ' + c['environ'] for c in failed) or 'none'}), "
                   f"{outcomes.count(reframe_report.INCONCLUSIVE)} not judged ({time.monotonic() - started:.0f} s)",
                   flush=True)
-        print(f"\nOf {args.runs} runs ({how}), {named_runs} named a node slowest among its peers, {right_runs} "
-              f"named node{args.node} alone")
-    finally:
-        if group.exists():
-            for pid in (group / "cgroup.procs").read_text().split():  # slurmd, and any task still running
-                (Path("/sys/fs/cgroup/cpu") / "cgroup.procs").write_text(pid)
-            group.rmdir()
-        slice_file.write_text(slice_was)
-        if args.slow_link and link_was:
-            subprocess.run(["bash", str(vcluster), "rate", link_was, str(args.node)], check=True)
+    print(f"\nOf {args.runs} runs ({how}), {named_runs} named a node slowest among its peers, {right_runs} "
+          f"named node{args.node} alone")
 
 
 def link_rate(args):
@@ -372,6 +381,8 @@ def main():
     args.reframe = argv[cut + 1:]
     if args.runs < 1:
         parser.error("--runs must be at least 1")
+    if min(args.period_us, args.quota_us) < LEAST_US:
+        parser.error(f"--period-us and --quota-us must be at least {LEAST_US} (the kernel's least CFS period and quota)")
     args.out = args.out.resolve()
     args.out.mkdir(parents=True, exist_ok=False)
     {"false-alarms": false_alarms, "power": power, "node": node, "link-rate": link_rate, "peer": peer}[args.what](args)
@@ -382,5 +393,7 @@ if __name__ == "__main__":
         main()
     except FileExistsError as e:
         sys.exit(f"verdict_rates: {e.filename} exists: name a new folder")
+    except PermissionError as e:
+        sys.exit(f"verdict_rates: {e.filename}: cannot write it (node and peer run as root: cgroups, the kernel's slice)")
     except KeyboardInterrupt:
         sys.exit("verdict_rates: interrupted")

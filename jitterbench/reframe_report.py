@@ -7,7 +7,6 @@ history, again, plan, report and compare all read run reports through it.
 from __future__ import annotations
 
 import json
-import math
 import re
 
 from . import files
@@ -178,15 +177,6 @@ def moved_nodes(cases) -> set:
             for f in (_finding(c).get("past") or {}).values() if isinstance(f, dict)} - {None, "?"}
 
 
-def _positive(text) -> float:
-    """A positive finite number a load sample said, or 0."""
-    try:
-        value = float(text)
-    except (TypeError, ValueError):
-        return 0
-    return value if math.isfinite(value) and value > 0 else 0
-
-
 def peer_launches(cases) -> list:
     """The launches peers.slow_nodes judges: those of cases whose node figures no reference bounds
     (no node_probe_us: nodes sharing their CPUs), run on two or more nodes holding equally many
@@ -201,7 +191,7 @@ def peer_launches(cases) -> list:
             continue
         for sample in str(c.get("load_before") or "").split("; "):  # harness.launches: each launch's sample
             said = dict(field.split("=", 1) for field in sample.split() if "=" in field)
-            slowest, fastest = (_positive(said.get(k)) for k in ("window_us", "window_min_us"))
+            slowest, fastest = (files.parse_number(said.get(k, "")) or 0 for k in ("window_us", "window_min_us"))
             if said.get("window_node") in nodes and slowest > 0:
                 launches.append((nodes, said["window_node"], slowest / fastest if fastest > 0 else None))
     return launches
@@ -230,9 +220,9 @@ def node_first(cases) -> list:
     out = []
     for c in cases:
         nodes = set(str(c.get("node_list") or "").split(","))
-        on = sorted((moved | set(slow)) & nodes)
+        on, among_peers = sorted((moved | set(slow)) & nodes), set(slow) & nodes
         # a failure on a node that moved; any case on one slow among its peers, which no reference judged
-        if outcome(c) != INCONCLUSIVE and ((c["result"] == "fail" and on) or (c["result"] == "pass" and set(slow) & nodes)):
+        if outcome(c) != INCONCLUSIVE and ((c["result"] == "fail" and on) or (c["result"] == "pass" and among_peers)):
             finding = {"past": {}, "within": {}, **_finding(c), "moved": on}
             c = {**c, "result": "fail", "node_finding": json.dumps(finding),
                  "fail_reason": f"{INCONCLUSIVE}: node first: {', '.join(on)} moved in this run (other cases found it "
