@@ -62,6 +62,9 @@ def _us(case, field) -> str:
     return "-" if value is None else f"{value:.1f}"
 
 
+NOT_JUDGED = "not judged"  # a check that passed with none of its variables asserted (the table says why)
+
+
 @dataclass
 class Verdict:
     """One check under one MPI (of one label): its verdict, the worst of its asserted variables,
@@ -104,10 +107,12 @@ def summarize(cases, outcomes=None) -> list:
     out = []
     for (label, check, environ), group in groups.items():
         results = (outcomes or {}).get((check, environ)) or [c.result for c in group]
+        every = [j for c in group for j in judged(c)]
         verdict = ("FAIL" if "fail" in results
                    else reframe_report.INCONCLUSIVE if reframe_report.INCONCLUSIVE in results
+                   # ReFrame passes a case it asserted nothing of: that is no verdict, and never a pass
+                   else NOT_JUDGED if "pass" in results and not every
                    else "pass" if "pass" in results else results[0])
-        every = [j for c in group for j in judged(c)]
         worst = max(every, key=lambda j: j.ratio / j.detectable, default=None)
         shown = worst.case if worst else next((c for c in group if per_call(c, "max_us") is not None), group[0])
         varying = {k for k in shown.params if len({str(c.params.get(k)) for c in group}) > 1}
