@@ -84,7 +84,8 @@ class Verdict:
 def _why_none(group) -> str:
     """Why no variable of a check's cases is asserted: no references of this machine, a node finding
     (node first), references too noisy to bound (the file's not_assertable), or none at all."""
-    if any(str(c.meta.get("references_from", "")).startswith("none of this machine") for c in group):
+    # harness.system_references: "none: no file for this system", or "none of this machine: <what differed>"
+    if any(str(c.meta.get("references_from", "")).startswith("none") for c in group):
         return "(no references of this machine)"
     if any(c.meta.get("node_finding") for c in group):  # its bounds taken off: the node moved (node_findings)
         return "(node first: not judged)"

@@ -67,14 +67,17 @@ def test_a_check_with_nothing_bounded_is_not_judged_says_why_and_still_shows_max
     noisy[0]["perfvalues"].update(halo_case("openmpi", "pass", 50.0, 40.0, size=40960, upper=None)["perfvalues"])
     foreign = [{**halo_case("mpich", "pass", 12.0, 8.0, upper=None),
                 "references_from": "none of this machine: refs/local.yaml: cpu 'X' here, the references' 'Y'"}]
+    no_file = [{**halo_case("openmpi-ucx", "pass", 12.0, 8.0, upper=None),
+                "references_from": "none: no file for this system"}]
     maxima_only = [{**halo_case("intelmpi", "pass", 12.0, 8.0, upper=None),
                     "not_asserted": "max_isend-recv_4096,avg_isend-recv_4096,jitter_isend-recv_4096"}]
-    rows = {line.split()[1]: line for line in table(capsys, str(write(tmp_path, noisy + foreign + maxima_only)))[1:]}
+    rows = {line.split()[1]: line for line in table(capsys, str(write(tmp_path, noisy + foreign + no_file + maxima_only)))[1:]}
     # the file's references left unbounded (not_assertable): MAX and AVG of the first swept value
     assert rows["openmpi"].split()[2:] == ["not", "judged", "1/1", "(not", "assertable", "here)", "4096", "-", "-",
                                            "11.0", "9.0"]
     assert "not judged  1/1     (no references of this machine)" in rows["mpich"]
     assert rows["mpich"].split()[-2:] == ["12.0", "8.0"]
+    assert "not judged  1/1     (no references of this machine)" in rows["openmpi-ucx"]  # no file at all
     assert "not judged  1/1     (none asserted)" in rows["intelmpi"]   # what the rules never assert (not_asserted)
     assert " pass " not in "".join(rows.values())
 
