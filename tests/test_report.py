@@ -327,6 +327,21 @@ def test_the_page_opens_with_the_verdict_and_keeps_provenance_folded_and_the_env
 
 
 @pytest.mark.unit
+def test_a_run_with_no_references_is_not_judged_on_the_page_never_shown_as_passed(tmp_path):
+    """The main job's baseline run: ReFrame passed every case, nothing was asserted; the page says so."""
+    report = tmp_path / "report.json"
+    report.write_text(json.dumps({"session_info": {"uuid": "u1"}, "runs": [{"testcases": [
+        {"fixture": False, "system": "s", "partition": "p", "environ": "openmpi", "nodes": 1,
+         "display_name": "HaloCheck %nodes=1", "result": "pass", "references_from": "none: no file for this system",
+         "perfvalues": {"s:p:max_sendrecv_4096": [30.0, 0, None, None, "us", "pass"]}}]}]}))
+    assert cli.main(["report", str(report), "-o", str(tmp_path / "out")]) == 0
+    html = (tmp_path / "out" / "index.html").read_text()
+    verdict = html[html.index('id="verdict"'):html.index('id="figures"')]
+    assert '<p class=""><strong>0 of 1</strong>' in verdict and "<strong>1</strong> not judged or inconclusive" in verdict
+    assert ">not judged<" in verdict and ">(no references of this machine)<" in verdict and ">pass<" not in verdict
+
+
+@pytest.mark.unit
 def test_a_node_finding_opens_the_page_before_the_verdict(tmp_path):
     """Node first: the page's first line under its title names the node and the figure that moved."""
     finding = {"past": {"node_probe_us": {"node": "nid007", "value": 2540.0, "reference": 2000.0, "ratio": 1.27,
