@@ -98,8 +98,9 @@ def test_from_a_fresh_clone_to_a_judged_run_and_its_history(cluster, tmp_path):
     made_refs = jitterbench("reference", *reports, "-o", f"{clone}/output/references/")
     assert made_refs.returncode == 0, made_refs.stderr
     assert made_refs.stdout.startswith(f"wrote {clone}/output/references/acme.yaml")
+    bounded = int(re.search(r"(\d+) variable\(s\) bounded", made_refs.stdout)[1])
 
-    # 5. a judged run and its verdict table: every case judged against those references
+    # 5. a run judged against those references, and its verdict table
     judged_report = clone / "output" / "judged.json"
     judged = reframe("--mode", "quick", *NARROW, "--report-file", judged_report, "-r")
     assert judged.returncode in (0, 1), judged.stdout[-3000:]
@@ -110,11 +111,13 @@ def test_from_a_fresh_clone_to_a_judged_run_and_its_history(cluster, tmp_path):
         row = dict(zip(header.split("|"), rows[-1].split("|")))
         assert row["references_from"] == "output/references/acme.yaml", (perflog, row["references_from"])
     table = jitterbench("table", judged_report)
-    # a verdict, pass or fail, never "cannot judge" (on this cluster, whose nodes share two cores, a
-    # message between nodes waits out a time slice: those variables are too noisy to bound, and the
-    # table says so beside the pass)
+    # a verdict where the references bound a variable, pass or fail; where they bound none, 'not judged'
+    # for that reason, never a pass.  On this cluster the five runs seldom bound one: its three nodes
+    # share two cores, so a message between nodes waits out a time slice (1 to 8 ms a round trip from
+    # run to run) and one node's two ranks share their cores with the rest (0.43 to 1.03 us)
     assert table.returncode in (0, 1), table.stderr
-    assert re.search(r"PingPongCheck\s+openmpi\s+(pass|FAIL)", table.stdout), table.stdout
+    verdict = r"(pass|FAIL)\s" if bounded else r"not judged\s+\S+\s+\(not assertable here\)"
+    assert re.search(r"PingPongCheck\s+openmpi\s+" + verdict, table.stdout), (made_refs.stdout, table.stdout)
 
     # 6. the history of the clone's store: its six runs
     history = jitterbench("history")
