@@ -27,7 +27,9 @@ def account_of(mpi, env=None, np=2):
                         env={**T.ACCOUNT_VARS[mpi.family], **(env or {})})
     assert run.returncode == 0, run.stderr
     (node,) = {line.split()[2].split(",")[0] for line in run.stdout.splitlines() if line.startswith("# node_list:")}
-    return T.account(mpi.family, run.stdout + run.stderr, node)
+    accounts = T.account(mpi.family, run.stdout + run.stderr, node)
+    assert accounts, f"{mpi.name} gave no account:\n{run.stdout[-3000:]}\n{run.stderr[-1500:]}"
+    return accounts
 
 
 @pytest.mark.unit
@@ -45,10 +47,43 @@ def test_every_transport_names_its_sources_and_only_readable_accounts():
         T.by_name("nope")
 
 
+# Real lines of each MPI's account here (two ranks on one node), and each the way the launcher
+# interleaved it once: the newline of a line came in a later write than its text, after the other
+# rank's line.  MPICH's check then failed for "no account" (1 of 150 runs, the CPUs busy).
+UCX_SELF = ("[1795989055.817674] [vm:19052:0]      ucp_worker.c:1912 UCX  INFO    ucp_context_0 self cfg#0 "
+            "tag(self/memory cma/memory)  rma(self/memory)  am(self/memory cma/memory)")
+UCX_INTRA = ("[1795989055.829212] [vm:{pid}:0]      ucp_worker.c:1912 UCX  INFO    ucp_context_0 intra-node cfg#1 "
+             "tag(sysv/memory cma/memory)  rma(sysv/memory posix/memory)  am(sysv/memory cma/memory)")
+ACCOUNTS = {
+    "mpich": (["==== UCX netmod Capability ====", "MPIDI_UCX_CONTEXT_ID_BITS: 16",
+               UCX_INTRA.format(pid=19052), UCX_INTRA.format(pid=19051)], UCX_SELF,
+              "netmod=ucx ucx=cma/memory,posix/memory,sysv/memory"),
+    "openmpi": (["[vm:19044] select: init of component tcp returned success",
+                 "[vm:19044] select: init of component vader returned success",
+                 "[vm:19044] select: init of component self returned success",
+                 "[vm:19044] select: component ob1 selected"], "[vm:19043] select: init of component tcp returned success",
+                "pml=ob1 btl=self,tcp,vader"),
+    "intelmpi": (['[0] MPI startup(): Load tuning file: "/opt/mpi/etc/tuning_generic_shm.dat"'],
+                 "[0] MPI startup(): Intel(R) MPI Library, Version 2021.18", "fabrics=shm"),
+}
+
+
+@pytest.mark.unit
+@pytest.mark.parametrize("family", ACCOUNTS)
+def test_an_account_is_read_whole_where_another_rank_s_line_lands_inside_one_of_its_lines(family):
+    lines, other, said = ACCOUNTS[family]
+    assert T.account(family, "\n".join(lines) + "\n", "vm") == {"vm": said}
+    for i, line in enumerate(lines):
+        # the other rank's line before this one's newline, then before its text
+        late_newline = [*lines[:i], line + other, "", *lines[i + 1:]]
+        early_text = [*lines[:i], other[:20], other[20:] + line, *lines[i + 1:]]
+        for interleaved in (late_newline, early_text):
+            assert T.account(family, "\n".join(interleaved) + "\n", "vm") == {"vm": said}, interleaved
+
+
 @pytest.mark.mpi
 def test_the_account_of_each_mpi_on_one_node_matches_its_declared_shm_transport(mpi):
     accounts = account_of(mpi)
-    assert accounts, f"{mpi.name} gave no account"
     declared = T.by_name(mpi.transports["shm"])
     assert T.mismatches(declared, accounts) == {}
     expected = {"openmpi": "pml=ob1 btl=self,tcp,vader", "intelmpi": "fabrics=shm"}
