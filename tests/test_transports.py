@@ -47,9 +47,10 @@ def test_every_transport_names_its_sources_and_only_readable_accounts():
         T.by_name("nope")
 
 
-# Real lines of each MPI's account here (two ranks on one node), and each the way the launcher
-# interleaved it once: the newline of a line came in a later write than its text, after the other
-# rank's line.  MPICH's check then failed for "no account" (1 of 150 runs, the CPUs busy).
+# The lines of each MPI's account as it printed them here (two ranks on one node), and another line
+# of its output put inside each, as the launcher once interleaved MPICH's: the newline of a line came
+# in a later write than its text, after the other rank's line, and the check failed for "no account"
+# (1 of 150 runs, the CPUs busy).
 UCX_SELF = ("[1795989055.817674] [vm:19052:0]      ucp_worker.c:1912 UCX  INFO    ucp_context_0 self cfg#0 "
             "tag(self/memory cma/memory)  rma(self/memory)  am(self/memory cma/memory)")
 UCX_INTRA = ("[1795989055.829212] [vm:{pid}:0]      ucp_worker.c:1912 UCX  INFO    ucp_context_0 intra-node cfg#1 "
@@ -63,8 +64,9 @@ ACCOUNTS = {
                  "[vm:19044] select: init of component self returned success",
                  "[vm:19044] select: component ob1 selected"], "[vm:19043] select: init of component tcp returned success",
                 "pml=ob1 btl=self,tcp,vader"),
-    "intelmpi": (['[0] MPI startup(): Load tuning file: "/opt/mpi/etc/tuning_generic_shm.dat"'],
-                 "[0] MPI startup(): Intel(R) MPI Library, Version 2021.18", "fabrics=shm"),
+    "intelmpi": (['[0] MPI startup(): Load tuning file: "/work/main/.deps/impi/opt/mpi/etc/tuning_generic_shm.dat"'],
+                 "[0] MPI startup(): Intel(R) MPI Library, Version 2021.18.1  Build 20260626 (id: b44796a)",
+                 "fabrics=shm"),
 }
 
 
