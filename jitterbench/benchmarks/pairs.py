@@ -29,7 +29,7 @@ def pairs(col):
     document holds the matrix (up to 32 nodes; --matrix writes it for any); beneath, each node's median over its
     pairs, red where the node is named.  A pair is named beyond median + k robust sigma on the log scale, k from
     the stated false-alarm rate (Bonferroni, normal logs), and only where its own median's interval is beyond in
-    every pass; a node where more than half its pairs are.
+    every pass; a node where more than half its pairs are, in one figure.
     """
     rs = [(label, r, d) for label, r, d in results(col, BENCHMARK) if r.get("scope") == "pairs" and r["pairs"]]
     if not rs:
@@ -80,8 +80,8 @@ DESCRIPTOR = Descriptor(
                 Quantity("outlier_pairs", "outlier_pairs", "pairs", "pairs named at the stated rate", role="recorded"),
                 Quantity("outlier_nodes", "outlier_nodes", "nodes", "nodes named at the stated rate",
                          role="recorded")),
-    result_fields=("scope", "nodes", "pairs", "named_nodes", "outliers", "matrix", "node", "host", "z_latency",
-                   "z_bandwidth", "outlier"),
+    result_fields=("scope", "nodes", "pairs", "named_nodes", "outliers", "matrix", "node", "host", "slow_latency_pairs",
+                   "slow_bandwidth_pairs", "outlier"),
     # the quick mode's windows of 64 KiB: a second a round on the virtual cluster's shared cores, not ten
     parameters=(Parameter("calls", 200), Parameter("windows", 30, quick=18),
                 Parameter("bandwidth_size", 1 << 20, quick=65536)),

@@ -15,6 +15,7 @@
 
 #include "cycle.h"
 #include "jb_core.h"
+#include "rule.h"
 #include "schedule.h"
 
 static const char usage[] =
@@ -60,7 +61,7 @@ typedef struct {
 typedef struct {
     char host[64];
     double latency_p50, bandwidth_p50, latency_max, bandwidth_min;
-    long outliers;
+    long outliers, slow_latency, slow_bandwidth; /* its outlier pairs: all, and those slow in each figure */
 } node_summary;
 
 static void parse(jb_ctx *ctx, int argc, char **argv, pairs_options *o)
@@ -185,7 +186,7 @@ static void describe(jb_ctx *ctx, const pairs_options *o, long n, long npairs, l
                                  "median's distribution-free 95 % interval in every pass; k_pair the normal's upper "
                                  "quantile at rate / (2 pairs) (Bonferroni): the rate holds where the logs of good "
                                  "pairs are normal, and is exceeded under heavier tails.  A node is an outlier when "
-                                 "more than half its pairs are: no node is named unless a pair is, so at the same "
+                                 "more than half its pairs are, in one figure: no node is named unless a pair is, so at the same "
                                  "rate; of two nodes, a slow pair names both");
     if (ctx->rank == 0)
         printf("# jb-pairs: %ld nodes, %ld pairs in %ld rounds x %ld passes; latency %zu B x %ld calls, bandwidth %ld "
@@ -323,6 +324,8 @@ static void find_outliers(jb_ctx *ctx, MPI_Comm nodes, const pair_figures *row, 
         if (!(slow_l || slow_b))
             continue;
         mine->outliers++;
+        mine->slow_latency += slow_l;
+        mine->slow_bandwidth += slow_b;
         if (j > me) {
             out->pairs++;
             if (out->sent < OUTLIERS_SENT)
@@ -383,15 +386,15 @@ static gathered gather(jb_ctx *ctx, MPI_Comm nodes, long n, long me, const pair_
     return g;
 }
 
-/* A result per node; the nodes more than half of whose pairs are outliers (which explains them)
- * named in named, how many returned.  Rank 0. */
+/* A result per node; the nodes more than half of whose pairs are outliers in one figure (which
+ * explains them: rule.h) named in named, how many returned.  Rank 0. */
 static long report_nodes(jb_ctx *ctx, const gathered *g, long n, char *named, size_t room)
 {
     size_t at = 0;
     long nodes_named = 0;
     for (long i = 0; i < n; i++) {
         const node_summary *m = &g->summaries[i];
-        int outlier = 2 * m->outliers > n - 1;
+        int outlier = pairs_node_named(n, m->slow_latency, m->slow_bandwidth);
         jb_result_begin(ctx);
         jb_result_str(ctx, "scope", "node", 0);
         jb_result_int(ctx, "node", i, 1);
@@ -401,6 +404,8 @@ static long report_nodes(jb_ctx *ctx, const gathered *g, long n, char *named, si
         jb_result_num(ctx, "latency_max_us", m->latency_max, 0);
         jb_result_num(ctx, "bandwidth_min_mb_s", m->bandwidth_min, 0);
         jb_result_int(ctx, "outlier_pairs", m->outliers, 1);
+        jb_result_int(ctx, "slow_latency_pairs", m->slow_latency, 0);
+        jb_result_int(ctx, "slow_bandwidth_pairs", m->slow_bandwidth, 0);
         jb_result_int(ctx, "outlier", outlier, 1);
         jb_result_end(ctx);
         if (outlier) {
