@@ -69,5 +69,6 @@ class PairsCheck(JitterbenchCheck):
         return sn.all([sn.assert_eq(sn.count(sn.extractall(r"^JB_RESULT .*\sscope=node ", self.stdout)), self.nodes,
                                     msg="{0} node summaries for {1} nodes"),
                        sn.assert_eq(self.named_nodes, "none",
-                                    msg="outlier nodes (more than half their pairs outliers; the pairs and the rate in pairs.json): {0}"),
+                                    msg="outlier nodes (more than half their pairs outliers in one figure; the pairs "
+                                        "and the rate in pairs.json): {0}"),
                        self.undisturbed()])

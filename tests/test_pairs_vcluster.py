@@ -67,5 +67,5 @@ def test_a_slow_node_is_named_and_its_pairs_are_the_outliers(cluster, tmp_path):
         env={**run_env(cluster, out), "JB_PREFIX": str(prefix / "{environ}")}, capture_output=True, text=True,
         timeout=600)
     assert proc.returncode != 0
-    assert f"outlier nodes (more than half their pairs outliers; the pairs and the rate in pairs.json): " \
-           f"{SLOW - 1} (node{SLOW})" in proc.stdout, proc.stdout[-3000:]
+    assert f"outlier nodes (more than half their pairs outliers in one figure; the pairs and the rate in " \
+           f"pairs.json): {SLOW - 1} (node{SLOW})" in proc.stdout, proc.stdout[-3000:]
