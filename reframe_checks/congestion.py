@@ -56,7 +56,8 @@ class CongestionCheck(JitterbenchCheck):
 
     @sanity_function
     def every_canary_in_both_phases(self):
-        return sn.all([sn.assert_eq(sn.count(sn.extractall(r"^JB_RESULT .*\sphase=(isolated|congested)\s",
+        return sn.all([self.launched(),
+                       sn.assert_eq(sn.count(sn.extractall(r"^JB_RESULT .*\sphase=(isolated|congested)\s",
                                                             self.stdout)), 2 * len(CANARIES),
                                     msg="{0} canary results, not {1}"),
                        self.undisturbed()])

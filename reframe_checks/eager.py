@@ -49,7 +49,7 @@ class EagerCheck(JitterbenchCheck):
 
     @sanity_function
     def limit_follows_the_variable(self):
-        checks = [self.transport_as_declared(), self.undisturbed()]
+        checks = [self.launched(), self.transport_as_declared(), self.undisturbed()]
         names = self.current_environ.extras.get("eager_vars", {})
         for transport, pair in self.pairs.items():
             checks.append(sn.assert_found(rf"^JB_RESULT .*\bpair={pair} ", self.stdout,

@@ -65,5 +65,6 @@ class NoiseCheck(JitterbenchCheck):
 
     @sanity_function
     def every_node_summarised(self):
-        return sn.all([sn.assert_eq(sn.count(sn.extractall(r"^JB_RESULT .*\snode=(\d+)", self.stdout, 1)), self.nodes,
+        return sn.all([self.launched(),
+                       sn.assert_eq(sn.count(sn.extractall(r"^JB_RESULT .*\snode=(\d+)", self.stdout, 1)), self.nodes,
                                     msg="{0} node summaries for {1} nodes"), self.undisturbed()])

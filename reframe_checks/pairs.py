@@ -66,7 +66,8 @@ class PairsCheck(JitterbenchCheck):
 
     @sanity_function
     def no_outlier_node(self):
-        return sn.all([sn.assert_eq(sn.count(sn.extractall(r"^JB_RESULT .*\sscope=node ", self.stdout)), self.nodes,
+        return sn.all([self.launched(),
+                       sn.assert_eq(sn.count(sn.extractall(r"^JB_RESULT .*\sscope=node ", self.stdout)), self.nodes,
                                     msg="{0} node summaries for {1} nodes"),
                        sn.assert_eq(self.named_nodes, "none",
                                     msg="outlier nodes (more than half their pairs outliers in one figure; the pairs "

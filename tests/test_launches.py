@@ -140,7 +140,10 @@ def test_a_launch_that_fails_ends_the_loop_with_its_status(tmp_path):
     loop = subprocess.run(["sh", str(LOOP), "3", "3", "-", *cmd], cwd=tmp_path, env=env, capture_output=True, text=True,
                           timeout=120)
     assert loop.returncode != 0 and "jb-halo: error: --size" in loop.stderr  # FIRST '-': no option added
-    assert loop.stdout.splitlines()[-1].startswith("# launch: 1 of 3 failed with exit status ")
+    # the failure and its first error line last on both streams: ReFrame shows a job's output's tail
+    for stream in (loop.stdout, loop.stderr):
+        assert re.match(r"# launch: 1 of 3 failed with exit status \d+; its first error line: jb-halo: error: --size",
+                        stream.splitlines()[-1]), stream[-2000:]
     assert not (tmp_path / "launch-2").exists()
 
 
@@ -172,6 +175,18 @@ def test_each_variable_is_the_median_of_its_launches_and_every_launch_is_kept(tm
     # the report reads one document per launch
     read, _ = runs.read_report(str(tmp_path / "out" / "report.json"), None, Counter())
     assert read and all(len(c.documents) == 3 for c in read)
+
+
+@pytest.mark.reframe
+def test_a_failed_launch_fails_its_case_naming_the_launch_and_its_first_error_line(tmp_path):
+    """The reason is launches.sh's line, not what the launch did not print (a site's job whose
+    stderr the MPI's account fills shows ReFrame only its tail)."""
+    proc, cases = reframe(tmp_path, "-P", "eager_limit=default", "-S", "timeout=-5", env=LAUNCHES)
+    assert proc.returncode != 0
+    (case,) = cases
+    assert (case["result"], case["fail_phase"]) == ("fail", "sanity"), case["fail_reason"]
+    assert re.match(r"sanity error: launch: 1 of 3 failed with exit status \d+; "
+                    r"its first error line: jb-halo: error: --timeout", case["fail_reason"]), case["fail_reason"]
 
 
 @pytest.mark.reframe

@@ -238,6 +238,7 @@ class JitterbenchCheck(LaunchedCheck):
         shared = sn.extractall(r"^# warning: (ranks \d+ and \d+ are bound to a common CPU.*)$", self.stdout, 1)
         return sn.all([
             sn.assert_false(launch_errors, msg="the launcher failed: {0}"),
+            self.launched(),
             sn.assert_false(shared, msg="{0}"),
             sn.assert_eq(sn.count(sn.extractall(r"^# launch: \d+ of \d+, try \d+ of \d+$", self.stdout)),
                          self.launches if self.launch_loop else 0, msg="{0} of {1} launches ran"),

@@ -38,6 +38,14 @@ def median_over_launches(test, values, name, what):
     return median_of_near(test, values, test.near_launches(json.loads(test.launch_pair_ns or "[]")))
 
 
+@sn.deferrable
+def no_failed_launch(failed):
+    """The lines of the failed launches (at most one: the first ends the loop), asserted none."""
+    if failed:
+        raise SanityError(failed[-1])
+    return True
+
+
 class LaunchedCheck(MpiCheck):
     """A check whose benchmark is launched `launches` times in its job (the launch loop), each
     launch's load judged by the disturbed-launch rule, its figures the median over the launches:
@@ -146,6 +154,11 @@ class LaunchedCheck(MpiCheck):
         """Which launches the case's figures are the median over (load.near: those whose CPUs were
         not far apart), where the disturbed-launch rule applies (reads_the_load); elsewhere all."""
         return near(pairs) if self.reads_the_load() else [True] * len(pairs)
+
+    def launched(self):
+        """Fails a case whose launch failed, in launches.sh's line naming it and its first error
+        line; a check's sanity asserts it first, before what the failed launch did not print."""
+        return no_failed_launch(sn.extractall(r"^# (launch: \d+ of \d+ failed with exit status .*)$", self.stdout, 1))
 
     def undisturbed(self):
         """Fails, as inconclusive, a case whose launch something else on a node disturbed through

@@ -10,7 +10,8 @@
 # rule of src/core/load.c) is launched again, at most TRIES tries in all; a disturbed try stays in the
 # stage folder as disturbed-<i>-try-<t>/ (not among the case's kept files: it is no launch of it).  Each launch kept is copied to this script's stdout (and stderr) after the
 # line '# launch: I of LAUNCHES, try T of TRIES', so the job's output holds one block per launch,
-# which the check reads.  The first launch that fails ends the script with its exit status.
+# which the check reads.  The first launch that fails ends the script with its exit status, after a
+# line (on stdout and stderr) naming it and its first error line.
 # Launch I runs PROGRAM with --rank-order FIRST+I-1 added: the ranks' roles rotated over the same
 # placement (src/core/run.c), so a task that holds the maximum for its role in one launch does not
 # in the next, and only a slot slow in most launches is named (jitterbench.report_figures).  FIRST
@@ -39,7 +40,13 @@ while [ "$i" -le "$launches" ]; do
     cat "$dir/stdout"
     cat "$dir/stderr" >&2
     if [ "$status" -ne 0 ]; then
-        echo "# launch: $i of $launches failed with exit status $status"
+        # its first error line, on both streams: where the MPI's account of its transport (verbose
+        # lines) fills the launch's stderr, ReFrame's tail of rfm_job.err shows only that
+        failed="# launch: $i of $launches failed with exit status $status"
+        first_error=$(grep -m1 -i 'error' "$dir/stderr")
+        [ -z "$first_error" ] || failed="$failed; its first error line: $first_error"
+        echo "$failed"
+        echo "$failed" >&2
         exit "$status"
     fi
     i=$((i + 1))
