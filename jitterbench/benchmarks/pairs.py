@@ -80,8 +80,8 @@ DESCRIPTOR = Descriptor(
                 Quantity("outlier_pairs", "outlier_pairs", "pairs", "pairs named at the stated rate", role="recorded"),
                 Quantity("outlier_nodes", "outlier_nodes", "nodes", "nodes named at the stated rate",
                          role="recorded")),
-    result_fields=("scope", "nodes", "pairs", "named_nodes", "outliers", "matrix", "node", "host", "slow_latency_pairs",
-                   "slow_bandwidth_pairs", "outlier"),
+    result_fields=("scope", "nodes", "pairs", "named_nodes", "outliers", "matrix", "node", "host",
+                   "slow_latency_pairs", "slow_bandwidth_pairs", "outlier"),
     # the quick mode's windows of 64 KiB: a second a round on the virtual cluster's shared cores, not ten
     parameters=(Parameter("calls", 200), Parameter("windows", 30, quick=18),
                 Parameter("bandwidth_size", 1 << 20, quick=65536)),

@@ -186,8 +186,8 @@ static void describe(jb_ctx *ctx, const pairs_options *o, long n, long npairs, l
                                  "median's distribution-free 95 % interval in every pass; k_pair the normal's upper "
                                  "quantile at rate / (2 pairs) (Bonferroni): the rate holds where the logs of good "
                                  "pairs are normal, and is exceeded under heavier tails.  A node is an outlier when "
-                                 "more than half its pairs are, in one figure: no node is named unless a pair is, so at the same "
-                                 "rate; of two nodes, a slow pair names both");
+                                 "more than half its pairs are, in one figure: no node is named unless a pair is, so "
+                                 "at the same rate; of two nodes, a slow pair names both");
     if (ctx->rank == 0)
         printf("# jb-pairs: %ld nodes, %ld pairs in %ld rounds x %ld passes; latency %zu B x %ld calls, bandwidth %ld "
                "x %zu B x %ld windows; outliers at rate %g (k %.2f)\n", n, npairs, rounds, o->passes, o->latency_size,
