@@ -4,10 +4,8 @@
 
 /* Whether a node of n is named: more than half its n - 1 pairs are outliers in the same figure
  * (slow_latency of them slow in latency, slow_bandwidth slow in bandwidth), which one cause at the
- * node explains.  Pairs slow in different figures are not added up: of four nodes, a node whose
- * pair with a slow-bandwidth node is an outlier needs one more chance outlier to reach two of
- * three, and a pair's latency is noise of another kind (on shared cores, whether its two ranks
- * share a CPU) than a link's bandwidth. */
+ * node explains.  Pairs slow in different figures are not added up (README.md, "Outliers": of four
+ * nodes, a good node's pair with a slow node and one chance outlier would make two of three). */
 int pairs_node_named(long n, long slow_latency, long slow_bandwidth);
 
 #endif
